@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A memory device: where ring slots live and how they are shared.
+ *
+ * Two backends sit behind one interface:
+ *  - CUDAIPC_BACKEND_CUDA: CUDA virtual memory management (cuMemCreate with
+ *    the POSIX fd handle type) on the device of a given ordinal; pointers are
+ *    CUdeviceptr values in the device's primary context.
+ *  - CUDAIPC_BACKEND_HOST: memfd shared memory; pointers are host addresses.
+ *    It runs every pipeline on a machine without a GPU.
+ *
+ * A device is reference counted and may be used from any thread. Calls that
+ * touch CUDA make the device's primary context current for their duration
+ * (push/pop), so callers need no context of their own; code that issues its
+ * own driver calls brackets them with cudaipc_device_push/pop.
+ */
+#pragma once
+
+#include <glib.h>
+#include "cuda-types.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  CUDAIPC_BACKEND_HOST = 0,
+  CUDAIPC_BACKEND_CUDA = 1,
+} CudaIpcBackend;
+
+#define CUDAIPC_UUID_LEN 16
+
+typedef struct _CudaIpcDevice CudaIpcDevice;
+
+const gchar *cudaipc_backend_name (CudaIpcBackend backend);
+gboolean cudaipc_backend_from_name (const gchar * name,
+    CudaIpcBackend * backend);
+
+/* Opens @backend on device @ordinal (ignored by the host backend). Fails
+ * with CUDAIPC_ERROR_NO_DRIVER, _NO_DEVICE or _NOT_SUPPORTED. */
+CudaIpcDevice *cudaipc_device_new (CudaIpcBackend backend, gint ordinal,
+    GError ** error);
+CudaIpcDevice *cudaipc_device_ref (CudaIpcDevice * dev);
+void cudaipc_device_unref (CudaIpcDevice * dev);
+
+CudaIpcBackend cudaipc_device_get_backend (CudaIpcDevice * dev);
+gint cudaipc_device_get_ordinal (CudaIpcDevice * dev);
+/* Allocation granularity: sizes of physical allocations are multiples. */
+guint64 cudaipc_device_get_granularity (CudaIpcDevice * dev);
+/* The device UUID (all zero for the host backend). */
+void cudaipc_device_get_uuid (CudaIpcDevice * dev,
+    guint8 uuid[CUDAIPC_UUID_LEN]);
+const gchar *cudaipc_device_get_name (CudaIpcDevice * dev);
+/* The primary context (NULL for the host backend). */
+CUcontext cudaipc_device_get_context (CudaIpcDevice * dev);
+
+/* Makes the device's context current on this thread (no-op for host). */
+gboolean cudaipc_device_push (CudaIpcDevice * dev, GError ** error);
+void cudaipc_device_pop (CudaIpcDevice * dev);
+
+/* Free and total device memory in bytes (host: from /proc/meminfo). */
+gboolean cudaipc_device_mem_info (CudaIpcDevice * dev, guint64 * free_bytes,
+    guint64 * total_bytes, GError ** error);
+
+/* Synchronous copies between host memory and a device pointer (a mapped
+ * slot). Host backend: memcpy. */
+gboolean cudaipc_device_write (CudaIpcDevice * dev, guintptr dst,
+    const void *src, gsize size, GError ** error);
+gboolean cudaipc_device_read (CudaIpcDevice * dev, void *dst,
+    guintptr src, gsize size, GError ** error);
+
+/* Rounds @size up to the granularity; 0 on overflow. */
+guint64 cudaipc_device_round_up (CudaIpcDevice * dev, guint64 size);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcDevice, cudaipc_device_unref);
+
+G_END_DECLS

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The wire protocol between cudaipcsink (server) and cudaipcsrc (client).
+ * docs/protocol.md is the reference: byte layouts, limits, sequence.
+ *
+ * A message is one SOCK_SEQPACKET datagram: a 16-byte little-endian header
+ * (type u16, n_fds u16, payload length u32, sequence u32, reserved u32 = 0)
+ * then the payload. Encoding and decoding use GstByteWriter/GstByteReader
+ * with a bounds check before every field; nothing received is ever cast to
+ * a struct. Each message type has one build/parse pair in protocol.c.
+ *
+ * Return values: >= 0 on success, negative errno on failure:
+ *   -EMSGSIZE          payload, string or count beyond a limit (or a build
+ *                      that does not fit the buffer)
+ *   -EBADMSG           truncated payload, trailing bytes, bad string, a
+ *                      field out of range
+ *   -EPROTO            bad header: unknown type, reserved bits set, length
+ *                      that disagrees with the datagram, wrong fd count
+ *   -EPROTONOSUPPORT   (HELLO only) a version this build does not speak
+ *
+ * Ownership: cudaipc_msg_parse() takes ownership of the fds that arrived
+ * with the datagram, always: on success they belong to the message (closed
+ * by cudaipc_msg_clear()), on failure they are closed before it returns.
+ * Strings of a parsed message are allocated and freed by cudaipc_msg_clear().
+ * A message built for sending borrows its strings and fds: the caller keeps
+ * them and does not call cudaipc_msg_clear() on it.
+ *
+ * Pure functions; any thread.
+ */
+#pragma once
+
+#include <glib.h>
+#include "device.h"
+#include "descriptor.h"
+
+G_BEGIN_DECLS
+
+#define CUDAIPC_PROTOCOL_VERSION 1
+#define CUDAIPC_HEADER_SIZE 16
+#define CUDAIPC_MAX_PAYLOAD (64 * 1024)
+#define CUDAIPC_MAX_MESSAGE (CUDAIPC_HEADER_SIZE + CUDAIPC_MAX_PAYLOAD)
+#define CUDAIPC_MAX_MSG_FDS CUDAIPC_MAX_ALLOCS
+#define CUDAIPC_MAX_PLANES 4
+/* Longest string field, NUL included (caps, serialized events). */
+#define CUDAIPC_MAX_STRING (32 * 1024)
+/* Longest client or server name, NUL included. */
+#define CUDAIPC_MAX_NAME 256
+
+typedef enum
+{
+  CUDAIPC_MSG_HELLO = 1,        /* both ways, first message */
+  CUDAIPC_MSG_RING = 2,         /* server: a new ring (generation) */
+  CUDAIPC_MSG_SLOT = 3,         /* server: one slot's descriptor, with fds */
+  CUDAIPC_MSG_CAPS = 4,         /* server: caps for the frames that follow */
+  CUDAIPC_MSG_FRAME = 5,        /* server: a slot holds a frame */
+  CUDAIPC_MSG_RELEASE = 6,      /* client: done with a frame */
+  CUDAIPC_MSG_EVENT = 7,        /* server: a serialized event (EOS, ...) */
+  CUDAIPC_MSG_BYE = 8,          /* both ways: closing, with a reason */
+} CudaIpcMsgType;
+
+#define CUDAIPC_MSG_TYPE_LAST CUDAIPC_MSG_BYE
+
+/* HELLO capability bits */
+#define CUDAIPC_CAP_EVENTS (1u << 0)    /* interprocess CUDA events */
+#define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS)
+
+/* SLOT flags */
+#define CUDAIPC_SLOT_HAS_EVENT (1u << 0)
+
+/* BYE reasons */
+typedef enum
+{
+  CUDAIPC_BYE_NORMAL = 0,
+  CUDAIPC_BYE_VERSION = 1,
+  CUDAIPC_BYE_BACKEND = 2,
+  CUDAIPC_BYE_DEVICE = 3,
+  CUDAIPC_BYE_PROTOCOL = 4,
+  CUDAIPC_BYE_PERMISSION = 5,
+  CUDAIPC_BYE_TOO_SLOW = 6,
+  CUDAIPC_BYE_LAST = CUDAIPC_BYE_TOO_SLOW,
+} CudaIpcByeReason;
+
+typedef struct
+{
+  guint32 version;
+  guint32 backend;              /* CudaIpcBackend */
+  guint8 uuid[CUDAIPC_UUID_LEN];
+  guint32 caps;                 /* CUDAIPC_CAP_* */
+  guint32 pid;                  /* informational only */
+  const gchar *name;            /* NUL-terminated, < CUDAIPC_MAX_NAME */
+} CudaIpcHello;
+
+typedef struct
+{
+  guint32 generation;
+  guint32 n_slots;              /* 1..CUDAIPC_MAX_SLOTS */
+  guint64 slot_size;            /* 1..CUDAIPC_MAX_SLOT_SIZE */
+} CudaIpcRingMsg;
+
+typedef struct
+{
+  guint32 generation;
+  guint32 index;                /* < CUDAIPC_MAX_SLOTS */
+  guint64 size;                 /* usable size */
+  guint32 n_allocs;             /* 1..CUDAIPC_MAX_ALLOCS, == n_fds */
+  guint64 alloc_sizes[CUDAIPC_MAX_ALLOCS];
+  guint32 flags;                /* CUDAIPC_SLOT_* */
+  guint8 event_handle[64];      /* valid with CUDAIPC_SLOT_HAS_EVENT */
+} CudaIpcSlotMsg;
+
+typedef struct
+{
+  guint32 caps_id;
+  const gchar *caps;            /* gst_caps_to_string() form */
+} CudaIpcCapsMsg;
+
+typedef struct
+{
+  guint64 offset;               /* from the start of the slot */
+  guint32 stride;
+} CudaIpcPlane;
+
+typedef struct
+{
+  guint32 generation;
+  guint32 slot;
+  guint64 seq;                  /* frame number, per producer */
+  guint32 caps_id;
+  guint32 flags;                /* GstBufferFlags */
+  guint64 pts, dts, duration;   /* GstClockTime, mapped as in docs */
+  guint64 offset, offset_end;
+  guint64 size;                 /* bytes of the slot the frame uses */
+  guint64 publish_time;         /* CLOCK_MONOTONIC ns at publish */
+  guint32 n_planes;             /* 0..CUDAIPC_MAX_PLANES */
+  CudaIpcPlane planes[CUDAIPC_MAX_PLANES];
+} CudaIpcFrameMsg;
+
+typedef struct
+{
+  guint32 generation;
+  guint32 slot;
+  guint64 seq;
+} CudaIpcReleaseMsg;
+
+typedef struct
+{
+  guint32 event_type;           /* GstEventType */
+  guint64 running_time;         /* informational, GST_CLOCK_TIME_NONE ok */
+  const gchar *structure;       /* serialized, may be "" */
+} CudaIpcEventMsg;
+
+typedef struct
+{
+  guint32 reason;               /* CudaIpcByeReason */
+  const gchar *text;
+} CudaIpcByeMsg;
+
+typedef struct
+{
+  CudaIpcMsgType type;
+  guint32 seq;                  /* header sequence: set by the connection */
+  union
+  {
+    CudaIpcHello hello;
+    CudaIpcRingMsg ring;
+    CudaIpcSlotMsg slot;
+    CudaIpcCapsMsg caps;
+    CudaIpcFrameMsg frame;
+    CudaIpcReleaseMsg release;
+    CudaIpcEventMsg event;
+    CudaIpcByeMsg bye;
+  } u;
+  int fds[CUDAIPC_MAX_MSG_FDS];
+  guint n_fds;
+} CudaIpcMsg;
+
+const gchar *cudaipc_msg_type_name (guint32 type);
+
+/* Zeroes @msg with every fd set to -1, ready to fill in. */
+void cudaipc_msg_init (CudaIpcMsg * msg, CudaIpcMsgType type);
+/* Frees a parsed message's strings and closes its fds. */
+void cudaipc_msg_clear (CudaIpcMsg * msg);
+
+/* Encodes @msg (header sequence @seq, header n_fds = msg->n_fds) into
+ * @buf; returns the length written or a negative errno. */
+gssize cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
+    gsize buf_size);
+/* Decodes one datagram. @fds (@n_fds of them) are taken, see above. */
+gint cudaipc_msg_parse (const guint8 * data, gsize len, int *fds,
+    guint n_fds, CudaIpcMsg * msg);
+
+G_END_DECLS
