@@ -56,4 +56,11 @@ CudaIpcBackend cudaipc_descriptor_get_backend (const CudaIpcDescriptor *
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcDescriptor, cudaipc_descriptor_free);
 
+/* Internal, for block.c (producer side): wraps fds this process exported
+ * itself, without validation. Takes ownership of the @n_fds fds (1..
+ * CUDAIPC_MAX_ALLOCS); like new_from_fds() it leaves -1 in each entry of
+ * @fds it took, and copies @sizes. @size must not exceed their sum. */
+CudaIpcDescriptor *cudaipc_descriptor_new_owned (CudaIpcBackend backend,
+    int *fds, const guint64 * sizes, guint n_fds, guint64 size);
+
 G_END_DECLS

@@ -131,6 +131,7 @@ typedef struct
   guint64 offset, offset_end;
   guint64 size;                 /* bytes of the slot the frame uses */
   guint64 publish_time;         /* CLOCK_MONOTONIC ns at publish */
+  guint64 clock_time;           /* the PTS as CLOCK_MONOTONIC ns, or NONE */
   guint32 n_planes;             /* 0..CUDAIPC_MAX_PLANES */
   CudaIpcPlane planes[CUDAIPC_MAX_PLANES];
 } CudaIpcFrameMsg;

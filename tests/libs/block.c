@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libs suite: devices and blocks on the host backend, and the CUDA loader's
+ * error path where no driver is installed.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gst/check/gstcheck.h>
+
+#include "block.h"
+#include "cuda-loader.h"
+#include "descriptor.h"
+#include "device.h"
+#include "error.h"
+#include "test-util.h"
+
+static CudaIpcDevice *
+host_device (void)
+{
+  GError *err = NULL;
+  CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
+
+  fail_unless (dev != NULL, "host device: %s", err ? err->message : "");
+  return dev;
+}
+
+GST_START_TEST (test_backend_names)
+{
+  CudaIpcBackend b;
+
+  fail_unless_equals_string (cudaipc_backend_name (CUDAIPC_BACKEND_HOST),
+      "host");
+  fail_unless_equals_string (cudaipc_backend_name (CUDAIPC_BACKEND_CUDA),
+      "cuda");
+  fail_unless (cudaipc_backend_from_name ("cuda", &b));
+  fail_unless_equals_int (b, CUDAIPC_BACKEND_CUDA);
+  fail_unless (cudaipc_backend_from_name ("host", &b));
+  fail_unless_equals_int (b, CUDAIPC_BACKEND_HOST);
+  fail_if (cudaipc_backend_from_name ("gpu", &b));
+  fail_if (cudaipc_backend_from_name (NULL, &b));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_host_device)
+{
+  CudaIpcDevice *dev = host_device ();
+  guint8 uuid[CUDAIPC_UUID_LEN], zero[CUDAIPC_UUID_LEN] = { 0 };
+  guint64 g = cudaipc_device_get_granularity (dev);
+  guint64 free_bytes = 0, total = 0;
+
+  fail_unless_equals_int (cudaipc_device_get_backend (dev),
+      CUDAIPC_BACKEND_HOST);
+  fail_unless_equals_uint64 (g, (guint64) sysconf (_SC_PAGESIZE));
+  cudaipc_device_get_uuid (dev, uuid);
+  fail_unless (memcmp (uuid, zero, sizeof (uuid)) == 0);
+  fail_unless (cudaipc_device_get_context (dev) == NULL);
+  fail_unless_equals_uint64 (cudaipc_device_round_up (dev, 1), g);
+  fail_unless_equals_uint64 (cudaipc_device_round_up (dev, g), g);
+  fail_unless_equals_uint64 (cudaipc_device_round_up (dev, g + 1), 2 * g);
+  fail_unless_equals_uint64 (cudaipc_device_round_up (dev, 0), 0);
+  fail_unless_equals_uint64 (cudaipc_device_round_up (dev, G_MAXUINT64), 0);
+  fail_unless (cudaipc_device_mem_info (dev, &free_bytes, &total, NULL));
+  fail_unless (total > 0 && free_bytes <= total);
+  fail_unless (cudaipc_device_push (dev, NULL));
+  cudaipc_device_pop (dev);
+  cudaipc_device_unref (dev);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cuda_without_driver)
+{
+  GError *err = NULL;
+  CudaIpcDevice *dev;
+
+  /* On a machine with a driver and a GPU the device opens; everywhere else
+   * the failure is a clear error, never a crash. */
+  dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
+  if (dev) {
+    cudaipc_device_unref (dev);
+    return;
+  }
+  fail_unless (err != NULL);
+  fail_unless (err->domain == CUDAIPC_ERROR);
+  fail_unless (err->code == CUDAIPC_ERROR_NO_DRIVER ||
+      err->code == CUDAIPC_ERROR_NO_DEVICE ||
+      err->code == CUDAIPC_ERROR_NOT_SUPPORTED, "code %d", err->code);
+  if (err->code == CUDAIPC_ERROR_NO_DRIVER) {
+    fail_unless (strstr (err->message, "libcuda.so.1") ||
+        strstr (err->message, "cuInit"), "unclear: %s", err->message);
+    /* the loader answers the same, again, from its cache */
+    g_clear_error (&err);
+    fail_if (cudaipc_cuda_load (&err));
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+            CUDAIPC_ERROR_NO_DRIVER));
+  }
+  g_clear_error (&err);
+
+  /* an ordinal no machine has */
+  dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 4096, &err);
+  fail_unless (dev == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER)
+      || g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE));
+  g_clear_error (&err);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_block_split_and_import)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  CudaIpcDevice *dev = host_device ();
+  guint64 g = cudaipc_device_get_granularity (dev);
+  const CudaIpcDescriptor *own;
+  CudaIpcDescriptor *desc;
+  CudaIpcBlock *block, *imported;
+  GError *err = NULL;
+  int fds[CUDAIPC_MAX_ALLOCS];
+  guint8 *pattern;
+  guint64 size = 5 * g - 100;
+  guint n;
+
+  /* 5 pages in allocations of at most 2: 2 + 2 + 1 */
+  block = cudaipc_block_new (dev, size, 2 * g, &err);
+  fail_unless (block != NULL, "%s", err ? err->message : "");
+  own = cudaipc_block_get_descriptor (block);
+  n = cudaipc_descriptor_get_n_fds (own);
+  fail_unless_equals_int (n, 3);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (own)[0], 2 * g);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (own)[1], 2 * g);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (own)[2], g);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_size (own), size);
+  fail_unless_equals_uint64 (cudaipc_block_get_size (block), size);
+  fail_unless (cudaipc_block_get_device (block) == dev);
+  for (guint i = 0; i < n; i++)
+    fail_unless (fcntl (cudaipc_descriptor_get_fds (own)[i], F_GETFD) &
+        FD_CLOEXEC);
+
+  /* bytes written across the allocation boundaries read back in order */
+  pattern = g_malloc (size);
+  for (guint64 i = 0; i < size; i++)
+    pattern[i] = (guint8) (i * 7 + i / g);
+  fail_unless (cudaipc_device_write (dev, cudaipc_block_get_ptr (block),
+          pattern, size, NULL));
+
+  for (guint i = 0; i < n; i++)
+    fds[i] = fcntl (cudaipc_descriptor_get_fds (own)[i], F_DUPFD_CLOEXEC, 0);
+  desc = cudaipc_descriptor_new_from_fds (dev, fds,
+      cudaipc_descriptor_get_sizes (own), n, size, &err);
+  fail_unless (desc != NULL, "%s", err ? err->message : "");
+  imported = cudaipc_block_import (dev, desc, &err);
+  fail_unless (imported != NULL, "%s", err ? err->message : "");
+  /* the mapping pins the memory: the descriptor may go first */
+  cudaipc_descriptor_free (desc);
+  fail_unless (cudaipc_block_get_descriptor (imported) == NULL);
+  fail_unless (cudaipc_block_get_ptr (imported) !=
+      cudaipc_block_get_ptr (block));
+  fail_unless (memcmp ((void *) cudaipc_block_get_ptr (imported), pattern,
+          size) == 0);
+
+  /* a later write by the producer is seen through the import */
+  pattern[g] ^= 0xff;
+  fail_unless (cudaipc_device_write (dev, cudaipc_block_get_ptr (block),
+          pattern, size, NULL));
+  fail_unless (memcmp ((void *) cudaipc_block_get_ptr (imported), pattern,
+          size) == 0);
+
+  cudaipc_block_free (imported);
+  cudaipc_block_free (block);
+  cudaipc_device_unref (dev);
+  g_free (pattern);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_block_limits)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  CudaIpcDevice *dev = host_device ();
+  guint64 g = cudaipc_device_get_granularity (dev);
+  GError *err = NULL;
+
+  fail_unless (cudaipc_block_new (dev, 0, 0, &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_clear_error (&err);
+
+  fail_unless (cudaipc_block_new (dev, CUDAIPC_MAX_SLOT_SIZE + 1, 0,
+          &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_clear_error (&err);
+
+  /* 17 allocations of one page */
+  fail_unless (cudaipc_block_new (dev, (CUDAIPC_MAX_ALLOCS + 1) * g, g,
+          &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_clear_error (&err);
+
+  cudaipc_device_unref (dev);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_block_many_cycles)
+{
+  CudaIpcDevice *dev = host_device ();
+  guint fds_before = cudaipc_test_count_fds ();
+
+  for (guint i = 0; i < 200; i++) {
+    CudaIpcBlock *block = cudaipc_block_new (dev, (i % 7 + 1) * 65536,
+        65536, NULL);
+    fail_unless (block != NULL);
+    cudaipc_block_free (block);
+  }
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+  cudaipc_device_unref (dev);
+}
+
+GST_END_TEST;
+
+static Suite *
+block_suite (void)
+{
+  Suite *s = suite_create ("block");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_backend_names);
+  tcase_add_test (tc, test_host_device);
+  tcase_add_test (tc, test_cuda_without_driver);
+  tcase_add_test (tc, test_block_split_and_import);
+  tcase_add_test (tc, test_block_limits);
+  tcase_add_test (tc, test_block_many_cycles);
+  return s;
+}
+
+GST_CHECK_MAIN (block);

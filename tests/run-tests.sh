@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The test command. Installs what the build and tests need (Debian/Ubuntu,
+# apt-get, when run as root), configures and builds in ./build, runs every
+# meson test suite (libs, elements, gpu; gpu skips without a CUDA driver),
+# and ends with one line: "N passed, N failed[, N skipped]", counted from
+# meson's test log. Extra arguments go to `meson test` (e.g. --suite libs).
+#
+# Environment: BUILD_DIR (default: build), CUDAIPC_NO_APT=1 to skip apt-get.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+
+packages="meson ninja-build pkg-config gcc python3 libglib2.0-dev
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
+  libgstreamer-plugins-bad1.0-dev gstreamer1.0-tools
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad"
+
+if [ "${CUDAIPC_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=""
+  for p in $packages; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+  done
+  if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $missing >/dev/null
+  fi
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" ${MESON_SETUP_ARGS:-}
+fi
+ninja -C "$build"
+
+set +e
+meson test -C "$build" --print-errorlogs --num-processes 2 "$@"
+rc=$?
+set -e
+
+python3 - "$build/meson-logs/testlog.json" <<'PY'
+import json, sys
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+with open(sys.argv[1]) as f:
+    for line in f:
+        line = line.strip()
+        if not line:
+            continue
+        result = json.loads(line).get("result")
+        if result in ("OK", "EXPECTEDFAIL"):
+            counts["passed"] += 1
+        elif result == "SKIP":
+            counts["skipped"] += 1
+        else:
+            counts["failed"] += 1
+line = "%d passed, %d failed" % (counts["passed"], counts["failed"])
+if counts["skipped"]:
+    line += ", %d skipped" % counts["skipped"]
+print(line)
+PY
+exit $rc
