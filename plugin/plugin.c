@@ -8,10 +8,18 @@
 
 #include <gst/gst.h>
 
+#include "cudaipcsink.h"
+#include "cudaipcsrc.h"
+
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  return TRUE;
+  gboolean ret = FALSE;
+
+  ret |= GST_ELEMENT_REGISTER (cudaipcsink, plugin);
+  ret |= GST_ELEMENT_REGISTER (cudaipcsrc, plugin);
+
+  return ret;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudaipc,

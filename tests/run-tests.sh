@@ -12,31 +12,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
-
-packages="meson ninja-build pkg-config gcc python3 libglib2.0-dev
-  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
-  libgstreamer-plugins-bad1.0-dev gstreamer1.0-tools
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad"
-
-if [ "${CUDAIPC_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  missing=""
-  for p in $packages; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
-  done
-  if [ -n "$missing" ]; then
-    echo "installing:$missing"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    # shellcheck disable=SC2086
-    apt-get install -y -q --no-install-recommends $missing >/dev/null
-  fi
-fi
-
-if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" ${MESON_SETUP_ARGS:-}
-fi
-ninja -C "$build"
+./tests/build.sh
 
 set +e
 meson test -C "$build" --print-errorlogs --num-processes 2 "$@"

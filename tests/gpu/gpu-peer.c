@@ -22,7 +22,7 @@
 #include "descriptor.h"
 #include "device.h"
 #include "ring.h"
-#include "gpu-common.h"
+#include "test-pattern.h"
 
 static int
 send_bye (CudaIpcConn * conn, guint reason, const gchar * text)

@@ -25,7 +25,7 @@
 #include "device.h"
 #include "error.h"
 #include "ring.h"
-#include "gpu-common.h"
+#include "test-pattern.h"
 #include "test-util.h"
 
 static CudaIpcDevice *device;

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cudaipcsrc: the consumer. Connects to a cudaipcsink, imports each slot of
+ * its ring once per connection, and pushes every published frame as a
+ * read-only GstMemory over the imported slot, with no copy and no driver
+ * call per frame. When the last reference to a frame goes, the slot is
+ * released to the producer.
+ *
+ * Threads: start() and stop() run in the state-change thread; create() in
+ * the streaming thread, which alone receives from the connection and owns
+ * the import table, the caps table and the device. unlock() may come from
+ * any thread: it wakes every wait (connect, poll) through an eventfd.
+ * Frames are released from whichever thread drops the last reference to
+ * their memory, possibly long after the element stopped or reconnected.
+ *
+ * Ownership: the frames, the element and the release callbacks share one
+ * refcounted session that holds the connection while it is open, a send
+ * lock (a release and the streaming thread may send at once) and the
+ * counters. A release whose connection has gone (stopped, reconnected) is
+ * counted and sends nothing. The element owns the wake-up eventfd and one
+ * reference to each imported slot (CudaIpcSharedBlock) of the current
+ * ring; every frame's GstMemory owns another, so a slot stays mapped until
+ * the last buffer that uses it is gone. Received fds belong to the message
+ * until the descriptor takes them, and are closed right after the import.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/base/gstpushsrc.h>
+
+G_BEGIN_DECLS
+#define GST_TYPE_CU_IPC_SRC (gst_cu_ipc_src_get_type ())
+G_DECLARE_FINAL_TYPE (GstCuIpcSrc, gst_cu_ipc_src, GST, CU_IPC_SRC, GstPushSrc);
+
+/* GstCuIpcSrcTimestampMode: how frames are stamped (docs/design.md). */
+typedef enum
+{
+  GST_CU_IPC_SRC_TIMESTAMP_CLOCK = 0,
+  GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH = 1,
+} GstCuIpcSrcTimestampMode;
+
+#define GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE \
+  (gst_cu_ipc_src_timestamp_mode_get_type ())
+GType gst_cu_ipc_src_timestamp_mode_get_type (void);
+
+GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
+
+G_END_DECLS

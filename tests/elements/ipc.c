@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Two pipelines in separate processes meeting on a socket in a temporary
+ * folder: a producer (appsrc ! cudaipcsink) and consumers (cudaipcsrc !
+ * appsink), each an ipc-node process. Every frame is checked byte for byte
+ * against the pattern of its frame number.
+ *
+ * Built twice: for the elements suite with the host backend, and, with
+ * CUDAIPC_TEST_GPU defined, for the gpu suite with the cuda backend (it
+ * skips with 77 where ipc-node finds no GPU).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "test-pattern.h"
+#include "test-util.h"
+
+#ifdef CUDAIPC_TEST_GPU
+#define BACKEND "cuda"
+#else
+#define BACKEND "host"
+#endif
+
+typedef struct
+{
+  GPid pid;
+  int out_fd;
+  gchar *out;
+  int status;
+} Node;
+
+static gchar *tmpdir;
+static gchar *sock;
+
+static void
+setup (void)
+{
+  tmpdir = g_dir_make_tmp ("cudaipc-el-XXXXXX", NULL);
+  fail_unless (tmpdir != NULL);
+  sock = g_build_filename (tmpdir, "s.sock", NULL);
+}
+
+static void
+teardown (void)
+{
+  g_unlink (sock);
+  g_rmdir (tmpdir);
+  g_free (sock);
+  g_free (tmpdir);
+}
+
+static Node *
+spawn_node (const gchar * role, const gchar * first, ...)
+{
+  const gchar *node = g_getenv ("CUDAIPC_IPC_NODE");
+  GPtrArray *argv = g_ptr_array_new ();
+  GError *err = NULL;
+  Node *n = g_new0 (Node, 1);
+  const gchar *arg;
+  va_list ap;
+
+  fail_unless (node != NULL, "CUDAIPC_IPC_NODE is not set");
+  g_ptr_array_add (argv, (gpointer) node);
+  g_ptr_array_add (argv, (gpointer) role);
+  g_ptr_array_add (argv, sock);
+  va_start (ap, first);
+  for (arg = first; arg; arg = va_arg (ap, const gchar *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  fail_unless (g_spawn_async_with_pipes (NULL, (gchar **) argv->pdata, NULL,
+          G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &n->pid, NULL, &n->out_fd,
+          NULL, &err), "spawn: %s", err ? err->message : "");
+  g_ptr_array_free (argv, TRUE);
+  return n;
+}
+
+/* Waits for @n to exit (killing it after @timeout_s) and reads its line. */
+static void
+wait_node (Node * n, gint timeout_s)
+{
+  gint64 deadline = g_get_monotonic_time () + timeout_s * G_USEC_PER_SEC;
+  GString *out = g_string_new (NULL);
+  char buf[512];
+  ssize_t r;
+
+  while (waitpid (n->pid, &n->status, WNOHANG) == 0) {
+    if (g_get_monotonic_time () > deadline) {
+      kill (n->pid, SIGKILL);
+      waitpid (n->pid, &n->status, 0);
+      break;
+    }
+    g_usleep (10000);
+  }
+  g_spawn_close_pid (n->pid);
+  while ((r = read (n->out_fd, buf, sizeof (buf))) > 0)
+    g_string_append_len (out, buf, r);
+  close (n->out_fd);
+  n->out = g_string_free (out, FALSE);
+  g_print ("%s", n->out);
+}
+
+static guint64
+field (Node * n, const gchar * name)
+{
+  gchar *key = g_strdup_printf (" %s=", name);
+  const gchar *at = strstr (n->out, key);
+  guint64 v;
+
+  fail_unless (at != NULL, "no %s in '%s'", name, n->out);
+  v = g_ascii_strtoull (at + strlen (key), NULL, 10);
+  g_free (key);
+  return v;
+}
+
+static void
+assert_exit_ok (Node * n)
+{
+  fail_unless (WIFEXITED (n->status) && WEXITSTATUS (n->status) == 0,
+      "node failed (status %d): %s", n->status, n->out);
+}
+
+static void
+node_free (Node * n)
+{
+  g_free (n->out);
+  g_free (n);
+}
+
+GST_START_TEST (test_bit_exact_frames)
+{
+  Node *c, *p;
+
+  /* the consumer starts first and waits for its producer */
+  c = spawn_node ("consumer", NULL);
+  g_usleep (200 * 1000);
+  p = spawn_node ("producer", "--frames", "60", "--clients", "1", "--sink",
+      "backend=" BACKEND, NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (p, "published"), 60);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless_equals_uint64 (field (c, "frames"), 60);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "first"), 0);
+  fail_unless_equals_uint64 (field (c, "last"), 59);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_change)
+{
+  Node *c, *p;
+
+  p = spawn_node ("producer", "--frames", "20", "--width", "1280",
+      "--height", "720", "--switch-at", "10", "--width2", "1920",
+      "--height2", "1080", "--clients", "1", "--sink",
+      "backend=" BACKEND, NULL);
+  c = spawn_node ("consumer", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (c, "frames"), 20);
+  fail_unless_equals_uint64 (field (c, "caps"), 2);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_three_consumers_wait)
+{
+  Node *c[3], *p;
+
+  for (guint i = 0; i < 3; i++)
+    c[i] = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "100", "--clients", "3", "--sink",
+      "backend=" BACKEND " on-full=wait ring-size=4", NULL);
+  wait_node (p, 90);
+  assert_exit_ok (p);
+  fail_unless_equals_uint64 (field (p, "published"), 100);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  for (guint i = 0; i < 3; i++) {
+    wait_node (c[i], 90);
+    assert_exit_ok (c[i]);
+    fail_unless_equals_uint64 (field (c[i], "frames"), 100);
+    fail_unless_equals_uint64 (field (c[i], "bad"), 0);
+    node_free (c[i]);
+  }
+  node_free (p);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_holding_consumer)
+{
+  Node *holder, *other, *p;
+
+  /* one consumer keeps its last 3 frames (a queue), the other none; the
+   * producer never writes a slot that is still held: the holder checks each
+   * frame again when it lets it go */
+  holder = spawn_node ("consumer", "--hold", "3", NULL);
+  other = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "150", "--clients", "2", "--sink",
+      "backend=" BACKEND " on-full=wait ring-size=6", NULL);
+  wait_node (p, 90);
+  wait_node (holder, 90);
+  wait_node (other, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (holder);
+  assert_exit_ok (other);
+  fail_unless_equals_uint64 (field (holder, "frames"), 150);
+  fail_unless_equals_uint64 (field (holder, "recheck_bad"), 0);
+  fail_unless_equals_uint64 (field (other, "frames"), 150);
+  node_free (p);
+  node_free (holder);
+  node_free (other);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_on_full_drop)
+{
+  Node *c, *p;
+
+  /* the consumer never lets its first two frames go: with two slots, every
+   * later frame finds the ring full and is dropped, and counted */
+  c = spawn_node ("consumer", "--hold", "2", NULL);
+  p = spawn_node ("producer", "--frames", "50", "--clients", "1", "--sink",
+      "backend=" BACKEND " on-full=drop ring-size=2", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (p, "published"), 2);
+  fail_unless_equals_uint64 (field (p, "dropped"), 48);
+  fail_unless_equals_uint64 (field (c, "frames"), 2);
+  fail_unless_equals_uint64 (field (c, "recheck_bad"), 0);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
+#ifdef CUDAIPC_TEST_GPU
+GST_START_TEST (test_cuda_memory_both_ends)
+{
+  Node *c, *p;
+
+  /* cudaupload gives the sink CUDA memory (a device-to-device copy into the
+   * slot); cudadownload takes the source's frames back to system memory */
+  c = spawn_node ("consumer", "--download", NULL);
+  p = spawn_node ("producer", "--frames", "60", "--width", "1920",
+      "--height", "1080", "--clients", "1", "--upload", "--sink",
+      "backend=cuda", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (c, "frames"), 60);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+#endif
+
+static Suite *
+ipc_suite (void)
+{
+  Suite *s = suite_create ("ipc-" BACKEND);
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 240);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_bit_exact_frames);
+  tcase_add_test (tc, test_caps_change);
+  tcase_add_test (tc, test_three_consumers_wait);
+  tcase_add_test (tc, test_holding_consumer);
+  tcase_add_test (tc, test_on_full_drop);
+#ifdef CUDAIPC_TEST_GPU
+  tcase_add_test (tc, test_cuda_memory_both_ends);
+#endif
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_check_init (&argc, &argv);
+#ifdef CUDAIPC_TEST_GPU
+  {
+    gchar *argv_probe[] = { (gchar *) g_getenv ("CUDAIPC_IPC_NODE"),
+      (gchar *) "probe", NULL
+    };
+    gint status = 0;
+    gchar *out = NULL;
+
+    if (!argv_probe[0] || !g_spawn_sync (NULL, argv_probe, NULL, 0, NULL,
+            NULL, &out, NULL, &status, NULL) || !g_spawn_check_wait_status
+        (status, NULL)) {
+      g_print ("SKIP: %s", out ? out : "no ipc-node\n");
+      g_free (out);
+      return CUDAIPC_TEST_SKIP;
+    }
+    g_free (out);
+  }
+#endif
+  return gst_check_run_suite (ipc_suite (), "ipc-" BACKEND, __FILE__);
+}

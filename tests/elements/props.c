@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * elements suite: cudaipcsink and cudaipcsrc on their own: registration,
+ * properties and their defaults, pad templates, state changes with the
+ * host backend, and the errors a user sees for a missing driver, a missing
+ * producer or a socket path taken by a live producer.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include <gmodule.h>
+#include <glib/gstdio.h>
+#include <gst/base/gstbasesink.h>
+#include <gst/base/gstpushsrc.h>
+#include <gst/check/gstcheck.h>
+
+#include "test-util.h"
+
+static gchar *tmpdir;
+static gchar *sock;
+
+static void
+setup (void)
+{
+  tmpdir = g_dir_make_tmp ("cudaipc-props-XXXXXX", NULL);
+  sock = g_build_filename (tmpdir, "p.sock", NULL);
+}
+
+static void
+teardown (void)
+{
+  g_unlink (sock);
+  g_rmdir (tmpdir);
+  g_free (sock);
+  g_free (tmpdir);
+}
+
+static void
+check_props (const gchar * factory, const gchar * const *names)
+{
+  GstElement *e = gst_element_factory_make (factory, NULL);
+
+  fail_unless (e != NULL, "no %s", factory);
+  for (guint i = 0; names[i]; i++) {
+    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (e),
+        names[i]);
+    fail_unless (ps != NULL, "%s has no property %s", factory, names[i]);
+    fail_unless (g_param_spec_get_blurb (ps) &&
+        strlen (g_param_spec_get_blurb (ps)) > 8, "%s::%s is undocumented",
+        factory, names[i]);
+  }
+  gst_object_unref (e);
+}
+
+GST_START_TEST (test_registered_with_own_types)
+{
+  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+
+  fail_unless (sink && src);
+  /* nvcodec (>= 1.24) registers GstCudaIpcSink/GstCudaIpcSrc: ours differ */
+  fail_if (g_str_equal (G_OBJECT_TYPE_NAME (sink), "GstCudaIpcSink"));
+  fail_if (g_str_equal (G_OBJECT_TYPE_NAME (src), "GstCudaIpcSrc"));
+  fail_unless (GST_IS_BASE_SINK (sink));
+  fail_unless (GST_IS_PUSH_SRC (src));
+  gst_object_unref (sink);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_properties)
+{
+  const gchar *sink_props[] = { "socket-path", "socket-mode", "backend",
+    "device-id", "ring-size", "on-full", "full-timeout",
+    "wait-for-connection", "num-clients", "stats", NULL
+  };
+  const gchar *src_props[] = { "socket-path", "device-id", "connect-timeout",
+    "reconnect", "max-held", "is-live", "timestamp-mode", "client-name",
+    "stats", NULL
+  };
+  GstElement *sink, *src;
+  guint ring_size = 0, mode = 0, clients = 1;
+  gboolean reconnect = FALSE;
+  GstStructure *stats = NULL;
+
+  check_props ("cudaipcsink", sink_props);
+  check_props ("cudaipcsrc", src_props);
+
+  sink = gst_element_factory_make ("cudaipcsink", NULL);
+  g_object_get (sink, "ring-size", &ring_size, "socket-mode", &mode,
+      "num-clients", &clients, "stats", &stats, NULL);
+  fail_unless_equals_int (ring_size, 4);
+  fail_unless_equals_int (clients, 0);
+  fail_unless (mode == 0600 || mode == 0660, "mode 0%o", mode);
+  fail_unless (stats != NULL);
+  gst_structure_free (stats);
+  gst_util_set_object_arg (G_OBJECT (sink), "backend", "host");
+  gst_util_set_object_arg (G_OBJECT (sink), "on-full", "drop");
+  gst_object_unref (sink);
+
+  src = gst_element_factory_make ("cudaipcsrc", NULL);
+  g_object_get (src, "reconnect", &reconnect, NULL);
+  fail_unless (reconnect);
+  fail_unless (gst_base_src_is_live (GST_BASE_SRC (src)));
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pad_templates)
+{
+  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  GstCaps *caps;
+  gchar *s;
+
+  caps = gst_pad_get_pad_template_caps (gst_element_get_static_pad (sink,
+          "sink"));
+  s = gst_caps_to_string (caps);
+  fail_unless (strstr (s, "memory:CUDAMemory") != NULL, "%s", s);
+  fail_unless (strstr (s, "video/x-raw") != NULL, "%s", s);
+  g_free (s);
+  gst_caps_unref (caps);
+
+  caps = gst_pad_get_pad_template_caps (gst_element_get_static_pad (src,
+          "src"));
+  s = gst_caps_to_string (caps);
+  fail_unless (strstr (s, "memory:CUDAMemory") != NULL, "%s", s);
+  g_free (s);
+  gst_caps_unref (caps);
+  gst_object_unref (sink);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sink_state_changes_host)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+
+  g_object_set (sink, "socket-path", sock, NULL);
+  gst_util_set_object_arg (G_OBJECT (sink), "backend", "host");
+  for (guint i = 0; i < 3; i++) {
+    fail_unless (gst_element_set_state (sink, GST_STATE_PAUSED) ==
+        GST_STATE_CHANGE_ASYNC);
+    fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS));
+    fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    fail_if (g_file_test (sock, G_FILE_TEST_EXISTS));
+  }
+  gst_object_unref (sink);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+static gchar *
+state_error (GstElement * element, GstState state)
+{
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *text;
+
+  gst_element_set_bus (element, bus);
+  fail_unless (gst_element_set_state (element, state) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error message posted");
+  gst_message_parse_error (msg, &err, NULL);
+  text = g_strdup (err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (element, GST_STATE_NULL);
+  gst_element_set_bus (element, NULL);
+  gst_object_unref (bus);
+  return text;
+}
+
+GST_START_TEST (test_sink_without_driver)
+{
+  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
+  gchar *text;
+
+  if (cuda) {
+    /* a machine with a driver: this error path is not reachable here */
+    g_module_close (cuda);
+    gst_object_unref (sink);
+    return;
+  }
+  g_object_set (sink, "socket-path", sock, NULL);
+  gst_util_set_object_arg (G_OBJECT (sink), "backend", "cuda");
+  text = state_error (sink, GST_STATE_PAUSED);
+  fail_unless (strstr (text, "libcuda.so.1") || strstr (text, "CUDA"),
+      "unclear error: %s", text);
+  g_free (text);
+  gst_object_unref (sink);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sink_path_of_live_producer)
+{
+  GstElement *a = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *b = gst_element_factory_make ("cudaipcsink", NULL);
+  gchar *text;
+
+  g_object_set (a, "socket-path", sock, NULL);
+  g_object_set (b, "socket-path", sock, NULL);
+  gst_util_set_object_arg (G_OBJECT (a), "backend", "host");
+  gst_util_set_object_arg (G_OBJECT (b), "backend", "host");
+  fail_unless (gst_element_set_state (a, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  text = state_error (b, GST_STATE_PAUSED);
+  fail_unless (strstr (text, sock) != NULL, "unclear error: %s", text);
+  g_free (text);
+  /* the live producer's socket is untouched */
+  fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS));
+  gst_element_set_state (a, GST_STATE_NULL);
+  gst_object_unref (a);
+  gst_object_unref (b);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_src_no_producer)
+{
+  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  gint64 t0 = g_get_monotonic_time ();
+  gchar *text;
+
+  g_object_set (src, "socket-path", sock, "connect-timeout", 300, NULL);
+  text = state_error (src, GST_STATE_PLAYING);
+  fail_unless (g_get_monotonic_time () - t0 >= 250 * 1000);
+  fail_unless (strstr (text, sock) != NULL, "unclear error: %s", text);
+  g_free (text);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+static Suite *
+props_suite (void)
+{
+  Suite *s = suite_create ("props");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 60);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_registered_with_own_types);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_pad_templates);
+  tcase_add_test (tc, test_sink_state_changes_host);
+  tcase_add_test (tc, test_sink_without_driver);
+  tcase_add_test (tc, test_sink_path_of_live_producer);
+  tcase_add_test (tc, test_src_no_producer);
+  return s;
+}
+
+GST_CHECK_MAIN (props);
