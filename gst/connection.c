@@ -38,20 +38,20 @@ struct _CudaIpcConn
 
   guint32 tx_seq;               /* sequence of the last message sent */
   guint8 tx_buf[CUDAIPC_MAX_MESSAGE];
-  union
+  struct
   {
-    struct cmsghdr align;
-    guint8 buf[CONTROL_SIZE];
+    /* aligned for struct cmsghdr */
+    guint8 buf[CONTROL_SIZE] __attribute__((aligned (sizeof (size_t))));
   } tx_control;
 
   guint32 rx_seq;               /* sequence of the last message received */
   /* one byte more than the largest message, so an oversized datagram is
    * seen even where MSG_TRUNC is not reported */
   guint8 rx_buf[CUDAIPC_MAX_MESSAGE + 1];
-  union
+  struct
   {
-    struct cmsghdr align;
-    guint8 buf[CONTROL_SIZE];
+    /* aligned for struct cmsghdr */
+    guint8 buf[CONTROL_SIZE] __attribute__((aligned (sizeof (size_t))));
   } rx_control;
 };
 

@@ -25,6 +25,7 @@ typedef enum
   CUDAIPC_ERROR_VERSION,        /* protocol version mismatch */
   CUDAIPC_ERROR_DEVICE_MISMATCH, /* the peers are on different devices */
   CUDAIPC_ERROR_PERMISSION,     /* access refused */
+  CUDAIPC_ERROR_BUSY,           /* another server is live on the socket */
 } CudaIpcError;
 
 GQuark cudaipc_error_quark (void);

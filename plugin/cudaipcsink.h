@@ -4,19 +4,20 @@
  * on one device (CUDA VMM or memfd) and tells every connected cudaipcsrc
  * which slot holds which frame.
  *
- * Threads: the streaming thread (set_caps, render, event) and one I/O
- * thread started in start() and joined in stop(), which accepts clients,
- * runs their handshake and reads their RELEASEs. Both take the sink lock
- * (clients, ring, counters) and send to clients only while holding it, so
- * every client sees messages in one order. Only the I/O thread frees a
- * client; the streaming thread marks a client it cannot send to as dead and
- * wakes the I/O thread. Only the streaming thread replaces the ring; it
- * copies into a WRITING slot without the lock.
+ * The sockets, the clients, the ring and its I/O thread are a
+ * CudaIpcServer (gst/server.h), made in start() and freed in stop(); the
+ * element adds the properties, the copy of each buffer into the slot the
+ * server hands out, timestamps and plane layout, and turns the server's
+ * notices into bus messages and warnings.
  *
- * Ownership: the element owns the listening socket, the wake-up eventfd,
- * the device, the ring (whose blocks own the exported fds) and each client
- * connection. Messages are posted, and GST_ELEMENT_WARNING/ERROR raised,
- * only with the sink lock released.
+ * Threads: the streaming thread (set_caps, render, event) drives the
+ * server; unlock()/unlock_stop() set its flushing state from another
+ * thread; the server's callbacks post from its I/O thread. The object lock
+ * guards the properties and the server pointer; no lock of the element is
+ * held while the server is stopped, so its last callbacks can post.
+ *
+ * Ownership: the element owns the device and the server (which owns the
+ * socket, the clients and the ring).
  */
 #pragma once
 

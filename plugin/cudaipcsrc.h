@@ -7,21 +7,18 @@
  * released to the producer.
  *
  * Threads: start() and stop() run in the state-change thread; create() in
- * the streaming thread, which alone receives from the connection and owns
- * the import table, the caps table and the device. unlock() may come from
- * any thread: it wakes every wait (connect, poll) through an eventfd.
- * Frames are released from whichever thread drops the last reference to
- * their memory, possibly long after the element stopped or reconnected.
+ * the streaming thread, which alone receives from the connection. unlock()
+ * may come from any thread: it cancels every wait of the client (connect,
+ * poll). Frames are released from whichever thread drops the last
+ * reference to their memory, possibly long after the element stopped or
+ * reconnected.
  *
- * Ownership: the frames, the element and the release callbacks share one
- * refcounted session that holds the connection while it is open, a send
- * lock (a release and the streaming thread may send at once) and the
- * counters. A release whose connection has gone (stopped, reconnected) is
- * counted and sends nothing. The element owns the wake-up eventfd and one
- * reference to each imported slot (CudaIpcSharedBlock) of the current
- * ring; every frame's GstMemory owns another, so a slot stays mapped until
- * the last buffer that uses it is gone. Received fds belong to the message
- * until the descriptor takes them, and are closed right after the import.
+ * Ownership: the protocol side (connection, handshake, imports, caps
+ * table, frame checks, the release path and its counters) is a
+ * CudaIpcClient (gst/client.h) that the element owns for its lifetime; its
+ * contract says who owns each fd, slot and frame. The element decides
+ * about reconnecting and errors, negotiates caps, builds buffers (memory,
+ * GstVideoMeta, timestamps) and pushes events.
  */
 #pragma once
 

@@ -116,18 +116,21 @@ GST_START_TEST (test_pad_templates)
   GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
   GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
   GstCaps *caps;
+  GstPad *pad;
   gchar *s;
 
-  caps = gst_pad_get_pad_template_caps (gst_element_get_static_pad (sink,
-          "sink"));
+  pad = gst_element_get_static_pad (sink, "sink");
+  caps = gst_pad_get_pad_template_caps (pad);
+  gst_object_unref (pad);
   s = gst_caps_to_string (caps);
   fail_unless (strstr (s, "memory:CUDAMemory") != NULL, "%s", s);
   fail_unless (strstr (s, "video/x-raw") != NULL, "%s", s);
   g_free (s);
   gst_caps_unref (caps);
 
-  caps = gst_pad_get_pad_template_caps (gst_element_get_static_pad (src,
-          "src"));
+  pad = gst_element_get_static_pad (src, "src");
+  caps = gst_pad_get_pad_template_caps (pad);
+  gst_object_unref (pad);
   s = gst_caps_to_string (caps);
   fail_unless (strstr (s, "memory:CUDAMemory") != NULL, "%s", s);
   g_free (s);

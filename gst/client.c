@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The client's life cycle, waiting, release path and receive loop
+ * (client.h has the contract; client-connect.c connects).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "client-private.h"
+#include "block.h"
+#include "descriptor.h"
+#include "error.h"
+#include "fdutil.h"
+#include "media.h"
+
+GST_DEBUG_CATEGORY (cudaipc_client_debug);
+#define GST_CAT_DEFAULT cudaipc_client_debug
+
+/* CAPS ids kept at once; older ones are forgotten first */
+#define MAX_CAPS_ENTRIES 16
+
+/* One frame's way back to the producer. */
+typedef struct
+{
+  Session *session;
+  guint64 serial;
+  guint32 generation;
+  guint32 slot;
+  guint64 seq;
+} FrameRelease;
+
+/* The producer's caps for one caps id, features removed. */
+typedef struct
+{
+  GstCaps *caps;
+  GstVideoInfo info;
+} CapsEntry;
+
+/* Session */
+
+static Session *
+session_new (void)
+{
+  Session *s = g_new0 (Session, 1);
+
+  s->refcount = 1;
+  g_mutex_init (&s->lock);
+  return s;
+}
+
+static Session *
+session_ref (Session * s)
+{
+  g_atomic_int_inc (&s->refcount);
+  return s;
+}
+
+static void
+session_unref (Session * s)
+{
+  if (!s || !g_atomic_int_dec_and_test (&s->refcount))
+    return;
+  /* the client closed the connection before dropping its reference */
+  g_warn_if_fail (s->conn == NULL);
+  cudaipc_conn_free (s->conn);
+  g_mutex_clear (&s->lock);
+  g_free (s);
+}
+
+/* With the session lock and a connection. */
+static gint
+session_send_release (Session * s, guint32 generation, guint32 slot,
+    guint64 seq)
+{
+  CudaIpcMsg msg;
+  gint ret;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
+  msg.u.release.generation = generation;
+  msg.u.release.slot = slot;
+  msg.u.release.seq = seq;
+  ret = cudaipc_conn_send (s->conn, &msg);
+  if (ret == 0)
+    s->released++;
+  return ret;
+}
+
+gint
+cudaipc_client_send_bye (CudaIpcConn * conn, CudaIpcByeReason reason,
+    const gchar * text)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
+  msg.u.bye.reason = reason;
+  msg.u.bye.text = text;
+  return cudaipc_conn_send (conn, &msg);
+}
+
+/* Called once, from whichever thread freed the frame's memory. */
+static void
+frame_release (gpointer data)
+{
+  FrameRelease *r = data;
+  Session *s = r->session;
+
+  g_mutex_lock (&s->lock);
+  /* a frame of a connection that is gone holds nothing at the producer */
+  if (s->conn != NULL && s->serial == r->serial) {
+    gint ret;
+
+    if (s->generation == r->generation)
+      s->held_mask &= ~(G_GUINT64_CONSTANT (1) << r->slot);
+    if (s->held > 0)
+      s->held--;
+    ret = session_send_release (s, r->generation, r->slot, r->seq);
+    if (ret < 0)
+      GST_DEBUG ("could not send RELEASE of slot %u: %s", r->slot,
+          g_strerror (-ret));
+  }
+  g_mutex_unlock (&s->lock);
+}
+
+static void
+frame_release_free (gpointer data)
+{
+  FrameRelease *r = data;
+
+  session_unref (r->session);
+  g_free (r);
+}
+
+static void
+caps_entry_free (gpointer data)
+{
+  CapsEntry *e = data;
+
+  gst_caps_unref (e->caps);
+  g_free (e);
+}
+
+const gchar *
+cudaipc_client_bye_reason_name (guint32 reason)
+{
+  switch (reason) {
+    case CUDAIPC_BYE_NORMAL:
+      return "normal";
+    case CUDAIPC_BYE_VERSION:
+      return "version";
+    case CUDAIPC_BYE_BACKEND:
+      return "backend";
+    case CUDAIPC_BYE_DEVICE:
+      return "device";
+    case CUDAIPC_BYE_PROTOCOL:
+      return "protocol";
+    case CUDAIPC_BYE_PERMISSION:
+      return "permission";
+    case CUDAIPC_BYE_TOO_SLOW:
+      return "too slow";
+    default:
+      return "unknown";
+  }
+}
+
+/* Life cycle */
+
+CudaIpcClient *
+cudaipc_client_new (GError ** error)
+{
+  static gsize debug_once = 0;
+  CudaIpcClient *client;
+  int fd;
+
+  if (g_once_init_enter (&debug_once)) {
+    GST_DEBUG_CATEGORY_INIT (cudaipc_client_debug, "cudaipcclient", 0,
+        "cudaipc consumer protocol");
+    g_once_init_leave (&debug_once, 1);
+  }
+
+  fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) {
+    int e = errno;
+
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Could not create a wake-up eventfd: %s", g_strerror (e));
+    return NULL;
+  }
+
+  client = g_new0 (CudaIpcClient, 1);
+  client->wake_fd = fd;
+  client->session = session_new ();
+  client->caps = g_hash_table_new_full (NULL, NULL, NULL, caps_entry_free);
+  return client;
+}
+
+void
+cudaipc_client_free (CudaIpcClient * client)
+{
+  if (client == NULL)
+    return;
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+  cudaipc_close_fd (&client->wake_fd);
+  session_unref (client->session);
+  g_hash_table_unref (client->caps);
+  g_free (client->path);
+  g_free (client);
+}
+
+void
+cudaipc_client_cancel (CudaIpcClient * client)
+{
+  guint64 one = 1;
+
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->cancelled, 1);
+  if (write (client->wake_fd, &one, sizeof (one)) < 0)
+    GST_DEBUG ("eventfd write: %s", g_strerror (errno));
+}
+
+void
+cudaipc_client_uncancel (CudaIpcClient * client)
+{
+  guint64 value;
+
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->cancelled, 0);
+  /* non-blocking: reads until empty */
+  while (read (client->wake_fd, &value, sizeof (value)) > 0) {
+  }
+}
+
+void
+cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->max_held, (gint) MIN (max_held, G_MAXINT));
+}
+
+void
+cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
+{
+  Session *s;
+
+  g_return_if_fail (client != NULL && stats != NULL);
+  s = client->session;
+  g_mutex_lock (&s->lock);
+  stats->received = s->received;
+  stats->dropped = s->dropped;
+  stats->released = s->released;
+  stats->held = s->held;
+  stats->generation = s->generation;
+  stats->imports = s->imports;
+  g_mutex_unlock (&s->lock);
+}
+
+void
+cudaipc_client_reset_stats (CudaIpcClient * client)
+{
+  Session *s;
+
+  g_return_if_fail (client != NULL);
+  s = client->session;
+  g_mutex_lock (&s->lock);
+  s->received = s->dropped = s->released = 0;
+  g_mutex_unlock (&s->lock);
+}
+
+gboolean
+cudaipc_client_is_connected (CudaIpcClient * client)
+{
+  g_return_val_if_fail (client != NULL, FALSE);
+  return client->conn != NULL;
+}
+
+CudaIpcBackend
+cudaipc_client_get_backend (CudaIpcClient * client)
+{
+  g_return_val_if_fail (client != NULL, CUDAIPC_BACKEND_HOST);
+  return client->backend;
+}
+
+void
+cudaipc_client_item_clear (CudaIpcClientItem * item)
+{
+  if (item == NULL)
+    return;
+  /* unreffing the memory sends the RELEASE */
+  if (item->frame.memory != NULL)
+    gst_memory_unref (item->frame.memory);
+  gst_clear_caps (&item->frame.caps);
+  gst_clear_event (&item->event);
+  g_free (item->bye_text);
+  memset (item, 0, sizeof (*item));
+}
+
+/* Waiting */
+
+gint
+cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
+{
+  for (;;) {
+    struct pollfd pfd[2] = {
+      {client->wake_fd, POLLIN, 0},
+      {fd, POLLIN, 0},
+    };
+    int timeout = -1, n;
+
+    if (g_atomic_int_get (&client->cancelled))
+      return -ECANCELED;
+    if (deadline > 0) {
+      gint64 left = deadline - g_get_monotonic_time ();
+
+      if (left <= 0)
+        return 0;
+      /* round up: never wake a whole millisecond early */
+      timeout = (int) MIN ((left + 999) / 1000, G_MAXINT);
+    }
+
+    n = poll (pfd, fd >= 0 ? 2 : 1, timeout);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    /* only a wake-up whose cancel() still holds cancels */
+    if ((pfd[0].revents & POLLIN) && g_atomic_int_get (&client->cancelled))
+      return -ECANCELED;
+    if (fd >= 0 && pfd[1].revents != 0) {
+      if (pfd[1].revents & POLLNVAL)
+        return -EBADF;
+      /* POLLHUP and POLLERR too: recv says what happened */
+      return 1;
+    }
+    if (pfd[0].revents & POLLIN) {
+      guint64 value;
+
+      /* stale: uncancel() ran between the write and now */
+      while (read (client->wake_fd, &value, sizeof (value)) > 0) {
+      }
+    }
+  }
+}
+
+gint
+cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
+    CudaIpcMsg * msg, gint64 deadline)
+{
+  gint ret;
+
+  cudaipc_msg_init (msg, 0);
+  ret =
+      cudaipc_client_wait_readable (client, cudaipc_conn_get_fd (conn),
+      deadline);
+  if (ret == 0)
+    return -ETIMEDOUT;
+  if (ret < 0)
+    return ret;
+  return cudaipc_conn_recv (conn, msg);
+}
+
+/* Connection state */
+
+static void
+drop_imports (CudaIpcClient * client)
+{
+  /* frames still downstream keep their own references */
+  for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++)
+    g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
+  client->have_ring = FALSE;
+  client->n_slots = 0;
+}
+
+void
+cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
+    const gchar * text)
+{
+  Session *s;
+
+  g_return_if_fail (client != NULL);
+  s = client->session;
+  g_mutex_lock (&s->lock);
+  if (s->conn != NULL) {
+    if (text != NULL) {
+      gint ret = cudaipc_client_send_bye (s->conn, reason, text);
+
+      if (ret < 0)
+        GST_DEBUG ("could not send BYE: %s", g_strerror (-ret));
+    }
+    cudaipc_conn_free (s->conn);
+    s->conn = NULL;
+  }
+  s->held = 0;
+  s->held_mask = 0;
+  g_mutex_unlock (&s->lock);
+  client->conn = NULL;
+
+  drop_imports (client);
+  g_hash_table_remove_all (client->caps);
+  client->have_caps_in_use = FALSE;
+  /* imported blocks hold their own device references */
+  g_clear_pointer (&client->dev, cudaipc_device_unref);
+}
+
+/* The producer broke the protocol: tell it, drop it, fail. */
+/* *INDENT-OFF* */
+static CudaIpcClientStatus broken_producer (CudaIpcClient * client,
+    GError ** error, const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+/* *INDENT-ON* */
+
+static CudaIpcClientStatus
+broken_producer (CudaIpcClient * client, GError ** error,
+    const gchar * format, ...)
+{
+  g_autofree gchar *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  GST_WARNING ("producer on %s: %s", client->path, text);
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
+      "The producer on %s broke the protocol: %s", client->path, text);
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
+  return CUDAIPC_CLIENT_ERROR;
+}
+
+/* Caps */
+
+static CudaIpcClientStatus
+handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
+{
+  g_autoptr (GError) err = NULL;
+  CapsEntry *entry = g_new0 (CapsEntry, 1);
+
+  entry->caps = cudaipc_media_parse_caps (m->caps, &entry->info, &err);
+  if (entry->caps == NULL) {
+    g_free (entry);
+    return broken_producer (client, error, "CAPS %u are %s: \"%s\"",
+        m->caps_id, err->message, m->caps);
+  }
+
+  /* keep the table bounded: forget the oldest id not in use */
+  while (g_hash_table_size (client->caps) >= MAX_CAPS_ENTRIES &&
+      !g_hash_table_contains (client->caps, GUINT_TO_POINTER (m->caps_id))) {
+    GHashTableIter iter;
+    gpointer key;
+    guint32 oldest = G_MAXUINT32;
+    gboolean found = FALSE;
+
+    g_hash_table_iter_init (&iter, client->caps);
+    while (g_hash_table_iter_next (&iter, &key, NULL)) {
+      guint32 id = GPOINTER_TO_UINT (key);
+
+      if ((!client->have_caps_in_use || id != client->caps_in_use) &&
+          id <= oldest) {
+        oldest = id;
+        found = TRUE;
+      }
+    }
+    if (!found)
+      break;
+    g_hash_table_remove (client->caps, GUINT_TO_POINTER (oldest));
+  }
+
+  GST_DEBUG ("caps %u: %" GST_PTR_FORMAT, m->caps_id, entry->caps);
+  g_hash_table_replace (client->caps, GUINT_TO_POINTER (m->caps_id), entry);
+  /* redefined: no longer the caps of a frame handed out */
+  if (client->have_caps_in_use && client->caps_in_use == m->caps_id)
+    client->have_caps_in_use = FALSE;
+  return CUDAIPC_CLIENT_OK;
+}
+
+/* Ring and slots */
+
+static CudaIpcClientStatus
+handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m)
+{
+  Session *s = client->session;
+
+  GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes",
+      m->generation, m->n_slots, m->slot_size);
+  drop_imports (client);
+  client->have_ring = TRUE;
+  client->generation = m->generation;
+  client->n_slots = m->n_slots;
+
+  g_mutex_lock (&s->lock);
+  s->generation = m->generation;
+  s->held_mask = 0;
+  g_mutex_unlock (&s->lock);
+  return CUDAIPC_CLIENT_OK;
+}
+
+static CudaIpcClientStatus
+handle_slot (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
+{
+  const CudaIpcSlotMsg *m = &msg->u.slot;
+  g_autoptr (GError) err = NULL;
+  CudaIpcDescriptor *desc;
+  CudaIpcBlock *block;
+  guint n_fds;
+
+  if (!client->have_ring)
+    return broken_producer (client, error, "SLOT %u came before any RING",
+        m->index);
+  if (m->generation != client->generation)
+    return broken_producer (client, error, "SLOT %u names ring generation "
+        "%u, the current one is %u", m->index, m->generation,
+        client->generation);
+  if (m->index >= client->n_slots)
+    return broken_producer (client, error, "SLOT %u is beyond the ring's %u "
+        "slots", m->index, client->n_slots);
+  if (client->slots[m->index] != NULL)
+    return broken_producer (client, error, "SLOT %u was announced twice",
+        m->index);
+
+  /* the descriptor takes the fds, whatever its verdict */
+  n_fds = msg->n_fds;
+  msg->n_fds = 0;
+  desc = cudaipc_descriptor_new_from_fds (client->dev, msg->fds,
+      m->alloc_sizes, n_fds, m->size, &err);
+  if (desc == NULL)
+    return broken_producer (client, error, "the descriptor of slot %u failed "
+        "its checks: %s", m->index, err->message);
+
+  block = cudaipc_block_import (client->dev, desc, &err);
+  cudaipc_descriptor_free (desc);
+  if (block == NULL) {
+    g_autofree gchar *text = g_strdup_printf ("this consumer could not "
+        "import slot %u: %s", m->index, err->message);
+
+    g_set_error (error, CUDAIPC_ERROR, err->code,
+        "Could not import slot %u of the producer on %s: %s", m->index,
+        client->path, err->message);
+    cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, text);
+    return CUDAIPC_CLIENT_ERROR;
+  }
+
+  client->slots[m->index] = cudaipc_shared_block_new (block);
+  g_mutex_lock (&client->session->lock);
+  client->session->imports++;
+  g_mutex_unlock (&client->session->lock);
+  GST_DEBUG ("imported slot %u: %" G_GUINT64_FORMAT " bytes in %u "
+      "allocations", m->index, m->size, n_fds);
+  return CUDAIPC_CLIENT_OK;
+}
+
+/* Frames */
+
+static CudaIpcClientStatus
+handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
+    CudaIpcClientItem * item, GError ** error)
+{
+  g_autoptr (GError) err = NULL;
+  Session *s = client->session;
+  CapsEntry *entry;
+  CudaIpcSharedBlock *sb;
+  FrameRelease *rel;
+  GstMemory *mem;
+  guint64 block_size, bit;
+  guint max_held;
+
+  g_mutex_lock (&s->lock);
+  s->received++;
+  g_mutex_unlock (&s->lock);
+
+  if (!client->have_ring)
+    return broken_producer (client, error, "a FRAME came before any RING");
+  if (f->generation != client->generation)
+    return broken_producer (client, error, "a FRAME names ring generation "
+        "%u, the current one is %u", f->generation, client->generation);
+  if (f->slot >= client->n_slots || (sb = client->slots[f->slot]) == NULL)
+    return broken_producer (client, error, "a FRAME names slot %u, which no "
+        "SLOT announced", f->slot);
+  entry = g_hash_table_lookup (client->caps, GUINT_TO_POINTER (f->caps_id));
+  if (entry == NULL)
+    return broken_producer (client, error, "a FRAME names caps id %u, which "
+        "no CAPS announced", f->caps_id);
+  block_size = cudaipc_block_get_size (cudaipc_shared_block_get_block (sb));
+  if (f->size > block_size)
+    return broken_producer (client, error, "a FRAME of %" G_GUINT64_FORMAT
+        " bytes does not fit slot %u of %" G_GUINT64_FORMAT " bytes", f->size,
+        f->slot, block_size);
+  if (!cudaipc_media_check_layout (f, &entry->info, &err))
+    return broken_producer (client, error, "%s", err->message);
+
+  max_held = (guint) g_atomic_int_get (&client->max_held);
+  bit = G_GUINT64_CONSTANT (1) << f->slot;
+  g_mutex_lock (&s->lock);
+  if (s->held_mask & bit) {
+    g_mutex_unlock (&s->lock);
+    return broken_producer (client, error, "slot %u was published again "
+        "while this consumer still holds it", f->slot);
+  }
+  if (f->size == 0 || (max_held > 0 && s->held >= max_held)) {
+    /* give it back at once: an empty frame, or one too many held */
+    gint r = session_send_release (s, f->generation, f->slot, f->seq);
+
+    if (f->size > 0)
+      s->dropped++;
+    g_mutex_unlock (&s->lock);
+    if (r < 0)
+      GST_DEBUG ("could not send RELEASE: %s", g_strerror (-r));
+    GST_LOG ("%s frame %" G_GUINT64_FORMAT " in slot %u",
+        f->size ? "dropped" : "skipped empty", f->seq, f->slot);
+    if (f->size > 0)
+      client->discont = TRUE;
+    return CUDAIPC_CLIENT_OK;
+  }
+  s->held++;
+  s->held_mask |= bit;
+  rel = g_new0 (FrameRelease, 1);
+  rel->session = session_ref (s);
+  rel->serial = s->serial;
+  g_mutex_unlock (&s->lock);
+  rel->generation = f->generation;
+  rel->slot = f->slot;
+  rel->seq = f->seq;
+
+  mem = cudaipc_memory_new (sb, 0, f->size, frame_release, rel,
+      frame_release_free, &err);
+  if (mem == NULL) {
+    frame_release (rel);
+    frame_release_free (rel);
+    g_set_error (error, CUDAIPC_ERROR, err->code,
+        "Could not wrap a frame of the producer on %s: %s", client->path,
+        err->message);
+    cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL,
+        "this consumer could not wrap a frame");
+    return CUDAIPC_CLIENT_ERROR;
+  }
+
+  /* from here, unreffing the memory releases the slot */
+  item->type = CUDAIPC_CLIENT_ITEM_FRAME;
+  item->frame.msg = *f;
+  item->frame.memory = mem;
+  item->frame.block = sb;
+  item->frame.caps = gst_caps_ref (entry->caps);
+  item->frame.info = entry->info;
+  item->frame.discont = client->discont;
+  client->discont = FALSE;
+  client->have_caps_in_use = TRUE;
+  client->caps_in_use = f->caps_id;
+  return CUDAIPC_CLIENT_OK;
+}
+
+/* Events */
+
+static CudaIpcClientStatus
+handle_event (const CudaIpcEventMsg * m, CudaIpcClientItem * item)
+{
+  g_autoptr (GError) err = NULL;
+
+  GST_DEBUG ("event %s: %s", gst_event_type_get_name (m->event_type),
+      m->structure);
+  item->event = cudaipc_media_parse_event (m, &err);
+  if (item->event == NULL) {
+    /* not worth ending the stream for */
+    GST_WARNING ("ignoring %s", err->message);
+    return CUDAIPC_CLIENT_OK;
+  }
+  item->type = CUDAIPC_CLIENT_ITEM_EVENT;
+  item->running_time = m->running_time;
+  return CUDAIPC_CLIENT_OK;
+}
+
+/* Receiving */
+
+static CudaIpcClientStatus
+handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
+    CudaIpcClientItem * item, GError ** error)
+{
+  switch (msg->type) {
+    case CUDAIPC_MSG_RING:
+      return handle_ring (client, &msg->u.ring);
+    case CUDAIPC_MSG_SLOT:
+      return handle_slot (client, msg, error);
+    case CUDAIPC_MSG_CAPS:
+      return handle_caps (client, &msg->u.caps, error);
+    case CUDAIPC_MSG_FRAME:
+      return handle_frame (client, &msg->u.frame, item, error);
+    case CUDAIPC_MSG_EVENT:
+      return handle_event (&msg->u.event, item);
+    case CUDAIPC_MSG_BYE:
+      item->said_bye = TRUE;
+      item->bye_reason = msg->u.bye.reason;
+      item->bye_text = g_strdup (msg->u.bye.text);
+      cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+      return CUDAIPC_CLIENT_CLOSED;
+    default:
+      return broken_producer (client, error, "unexpected %s message",
+          cudaipc_msg_type_name (msg->type));
+  }
+}
+
+CudaIpcClientStatus
+cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
+    GError ** error)
+{
+  g_return_val_if_fail (client != NULL && item != NULL, CUDAIPC_CLIENT_ERROR);
+  memset (item, 0, sizeof (*item));
+  g_return_val_if_fail (client->conn != NULL, CUDAIPC_CLIENT_ERROR);
+
+  for (;;) {
+    CudaIpcClientStatus ret;
+    CudaIpcMsg msg;
+    gint err;
+
+    err = cudaipc_client_recv_msg (client, client->conn, &msg, 0);
+    if (err == -ECANCELED)
+      return CUDAIPC_CLIENT_CANCELLED;
+    if (err == -EPIPE) {
+      cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+      return CUDAIPC_CLIENT_CLOSED;
+    }
+    if (err < 0) {
+      const gchar *type = cudaipc_msg_type_name (msg.type);
+
+      cudaipc_msg_clear (&msg);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
+          "The producer on %s sent a bad %s message: %s", client->path, type,
+          g_strerror (-err));
+      cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, "bad message");
+      return CUDAIPC_CLIENT_ERROR;
+    }
+
+    ret = handle_message (client, &msg, item, error);
+    cudaipc_msg_clear (&msg);
+    if (ret != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
+      return ret;
+  }
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The consumer's side of the protocol: one connection at a time to a
+ * producer (cudaipcsink), as cudaipcsrc uses it. docs/protocol.md is the
+ * reference for the messages; this module decides what they mean.
+ *
+ * cudaipc_client_connect() connects to the producer's socket, trying again
+ * while nobody listens there until a deadline, and runs the handshake: the
+ * producer's HELLO first (version check), the producer's backend opened on
+ * our device ordinal (UUID check for cuda), our HELLO. A mismatch sends BYE
+ * with its reason and a readable text, then closes. A producer that accepts
+ * and then leaves before its HELLO (one shutting down) is waited for again
+ * as if nobody listened.
+ *
+ * cudaipc_client_receive() runs the receive loop: it keeps the ring's
+ * import table (one CudaIpcSharedBlock per slot, imported once per
+ * connection) and a bounded caps table, and returns only what the caller
+ * acts on: a FRAME checked against its slot and caps (generation, slot,
+ * size, planes and strides, and that we do not still hold the slot) as a
+ * CudaIpcClientFrame with its GstMemory made, a serialized event parsed into
+ * a GstEvent, or the end of the connection with the producer's BYE. Frames
+ * beyond max-held are released at once and counted as dropped; empty frames
+ * are released at once. Anything the producer gets wrong sends BYE
+ * (PROTOCOL) with the reason, closes the connection and fails with a
+ * CUDAIPC_ERROR_PROTOCOL error that names the socket.
+ *
+ * Threads: connect(), receive() and disconnect() belong to one thread at a
+ * time (the streaming thread; start/stop in the state-change thread while
+ * streaming is stopped). cancel(), uncancel(), set_max_held() and
+ * get_stats() may be called from any thread: cancel() makes every wait in
+ * connect() and receive() return CUDAIPC_CLIENT_CANCELLED promptly, until
+ * uncancel(). free() from the owning thread once nothing else calls in.
+ *
+ * Release path: every frame's GstMemory holds a reference to a session that
+ * the client shares with all of its frames. The session has the connection
+ * and a send lock, so the last unref of a frame's memory, from any thread
+ * and at any time, sends RELEASE (generation, slot, seq) to the producer.
+ * Once that connection is gone (disconnect, a new connection, free) a
+ * release sends nothing. The session outlives the client while frames live.
+ *
+ * Ownership: the client owns its wake-up fd and its socket. A SLOT's fds
+ * belong to the received message until the descriptor takes them (closed
+ * whatever its verdict), and are closed right after the import: the
+ * mapping pins the memory. Every fd that came with a refused message is
+ * closed. The client holds one reference to each imported slot of the
+ * current ring and drops them on a new ring or a disconnect; each frame's
+ * memory holds another, so a slot stays mapped while any frame uses it.
+ *
+ * Errors are in the CUDAIPC_ERROR domain, with texts for the user.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include "device.h"
+#include "memory.h"
+#include "protocol.h"
+
+G_BEGIN_DECLS
+
+typedef struct _CudaIpcClient CudaIpcClient;
+
+typedef enum
+{
+  CUDAIPC_CLIENT_OK,            /* done; receive(): an item to act on */
+  CUDAIPC_CLIENT_CLOSED,        /* receive(): the producer ended it */
+  CUDAIPC_CLIENT_CANCELLED,     /* cudaipc_client_cancel() */
+  CUDAIPC_CLIENT_ERROR,         /* error set; the connection is closed */
+} CudaIpcClientStatus;
+
+typedef enum
+{
+  CUDAIPC_CLIENT_ITEM_NONE,
+  CUDAIPC_CLIENT_ITEM_FRAME,
+  CUDAIPC_CLIENT_ITEM_EVENT,
+} CudaIpcClientItemType;
+
+/* A validated frame. Unreffing @memory (directly or in a buffer) releases
+ * the slot; cudaipc_client_item_clear() unrefs what was not taken. */
+typedef struct
+{
+  CudaIpcFrameMsg msg;          /* the FRAME, checked */
+  GstMemory *memory;            /* msg.size bytes of the slot, owned */
+  CudaIpcSharedBlock *block;    /* the slot (borrowed: @memory holds it) */
+  GstCaps *caps;                /* of msg.caps_id: fixed, no features, owned */
+  GstVideoInfo info;            /* from @caps */
+  gboolean discont;             /* first frame of a connection or after a drop */
+} CudaIpcClientFrame;
+
+typedef struct
+{
+  CudaIpcClientItemType type;
+  CudaIpcClientFrame frame;     /* ITEM_FRAME */
+  GstEvent *event;              /* ITEM_EVENT: EOS, SEGMENT (time), TAG or
+                                 * custom downstream; owned */
+  guint64 running_time;         /* ITEM_EVENT: informational */
+  /* CUDAIPC_CLIENT_CLOSED: */
+  gboolean said_bye;            /* FALSE: it closed without BYE */
+  guint32 bye_reason;           /* CudaIpcByeReason */
+  gchar *bye_text;
+} CudaIpcClientItem;
+
+typedef struct
+{
+  guint64 received;             /* FRAMEs received */
+  guint64 dropped;              /* released at once beyond max-held */
+  guint64 released;             /* RELEASEs sent */
+  guint held;                   /* frames of this connection not released */
+  guint32 generation;           /* the producer's current ring */
+  guint imports;                /* slots imported on this connection */
+} CudaIpcClientStats;
+
+/* Fails (CUDAIPC_ERROR_IO) only when the wake-up fd cannot be made. */
+CudaIpcClient *cudaipc_client_new (GError ** error);
+/* Disconnects (without BYE) if still connected. */
+void cudaipc_client_free (CudaIpcClient * client);
+
+void cudaipc_client_cancel (CudaIpcClient * client);
+void cudaipc_client_uncancel (CudaIpcClient * client);
+
+/* Connects to @path ("@name" for an abstract socket) as @name (NULL:
+ * "cudaipcsrc-<pid>"; cut to CUDAIPC_MAX_NAME - 1 bytes), opening the
+ * producer's backend on @device_id. @timeout_ms bounds the wait for a
+ * producer and, again, for its HELLO (0: forever). Returns OK, CANCELLED or
+ * ERROR (nothing stays open). Not while connected. */
+CudaIpcClientStatus cudaipc_client_connect (CudaIpcClient * client,
+    const gchar * path, const gchar * name, gint device_id, guint timeout_ms,
+    GError ** error);
+gboolean cudaipc_client_is_connected (CudaIpcClient * client);
+/* The producer's backend, while connected. */
+CudaIpcBackend cudaipc_client_get_backend (CudaIpcClient * client);
+
+/* Waits for the next frame or event; @item is filled in on OK (type FRAME
+ * or EVENT) and CLOSED (the bye fields), and is always safe to clear. On
+ * CLOSED and ERROR the connection is already closed. */
+CudaIpcClientStatus cudaipc_client_receive (CudaIpcClient * client,
+    CudaIpcClientItem * item, GError ** error);
+void cudaipc_client_item_clear (CudaIpcClientItem * item);
+
+/* Closes the connection, after BYE (@reason, @text) unless @text is NULL,
+ * and forgets the ring, the caps and the device. No-op when closed. */
+void cudaipc_client_disconnect (CudaIpcClient * client,
+    CudaIpcByeReason reason, const gchar * text);
+
+/* Most frames held at once (0: no limit); read for each FRAME. */
+void cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held);
+void cudaipc_client_get_stats (CudaIpcClient * client,
+    CudaIpcClientStats * stats);
+/* Zeroes received, dropped and released. */
+void cudaipc_client_reset_stats (CudaIpcClient * client);
+
+const gchar *cudaipc_client_bye_reason_name (guint32 reason);
+
+G_END_DECLS

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+
+#include "media.h"
+#include "error.h"
+
+/* Caps */
+
+GstCaps *
+cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
+    GError ** error)
+{
+  GstCaps *caps = gst_caps_from_string (str);
+
+  if (caps == NULL || gst_caps_get_size (caps) != 1) {
+    gst_clear_caps (&caps);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "not one caps structure");
+    return NULL;
+  }
+  /* Some fields do not survive a round trip through a string as fixed
+   * values (nvh264dec's multiview flag set, for one): fixate them. */
+  if (!gst_caps_is_fixed (caps))
+    caps = gst_caps_fixate (caps);
+  caps = gst_caps_make_writable (caps);
+  /* system memory: the memory feature is decided per downstream */
+  gst_caps_set_features (caps, 0, NULL);
+
+  if (!gst_structure_has_name (gst_caps_get_structure (caps, 0),
+          "video/x-raw") || !gst_video_info_from_caps (info, caps)) {
+    gst_caps_unref (caps);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "not raw video");
+    return NULL;
+  }
+  return caps;
+}
+
+/* Frame layout */
+
+gboolean
+cudaipc_media_check_layout (const CudaIpcFrameMsg * f,
+    const GstVideoInfo * info, GError ** error)
+{
+  const GstVideoFormatInfo *finfo = info->finfo;
+  guint n_planes = GST_VIDEO_INFO_N_PLANES (info);
+
+  if (f->size == 0)
+    return TRUE;
+  if (f->n_planes == 0) {
+    if (f->size < GST_VIDEO_INFO_SIZE (info)) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "a FRAME of %" G_GUINT64_FORMAT " bytes "
+          "without plane layout is smaller than its caps need (%"
+          G_GSIZE_FORMAT " bytes)", f->size, GST_VIDEO_INFO_SIZE (info));
+      return FALSE;
+    }
+    return TRUE;
+  }
+  if (f->n_planes != n_planes) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "a FRAME has %u planes, its format %s has %u",
+        f->n_planes, GST_VIDEO_INFO_NAME (info), n_planes);
+    return FALSE;
+  }
+
+  for (guint p = 0; p < n_planes; p++) {
+    guint64 offset = f->planes[p].offset;
+    guint64 stride = f->planes[p].stride;
+    guint64 rows = 0, row_bytes = 0, end;
+
+    if (stride == 0 || stride > G_MAXINT) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "plane %u of a FRAME has stride %" G_GUINT64_FORMAT, p, stride);
+      return FALSE;
+    }
+    if (offset >= f->size) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "plane %u of a FRAME starts at byte %"
+          G_GUINT64_FORMAT ", beyond the frame's %" G_GUINT64_FORMAT " bytes",
+          p, offset, f->size);
+      return FALSE;
+    }
+    if (GST_VIDEO_FORMAT_INFO_IS_TILED (finfo)) {
+      /* tile strides encode tile counts: accept the caps' own layout only */
+      if (offset != GST_VIDEO_INFO_PLANE_OFFSET (info, p) ||
+          stride != (guint64) GST_VIDEO_INFO_PLANE_STRIDE (info, p) ||
+          f->size < GST_VIDEO_INFO_SIZE (info)) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "plane %u of a FRAME in the tiled format %s "
+            "is not laid out as its caps say", p, GST_VIDEO_INFO_NAME (info));
+        return FALSE;
+      }
+      continue;
+    }
+
+    for (guint c = 0; c < GST_VIDEO_FORMAT_INFO_N_COMPONENTS (finfo); c++) {
+      gint pstride;
+      guint64 bytes;
+
+      if (GST_VIDEO_FORMAT_INFO_PLANE (finfo, c) != p)
+        continue;
+      rows = MAX (rows, (guint64) GST_VIDEO_INFO_COMP_HEIGHT (info, c));
+      pstride = GST_VIDEO_INFO_COMP_PSTRIDE (info, c);
+      bytes = pstride > 0 ?
+          (guint64) GST_VIDEO_INFO_COMP_WIDTH (info, c) * pstride :
+          (guint64) GST_VIDEO_INFO_PLANE_STRIDE (info, p);
+      row_bytes = MAX (row_bytes, bytes);
+    }
+    if (rows == 0) {
+      /* a plane without components: the palette */
+      rows = 1;
+      row_bytes = GST_VIDEO_FORMAT_INFO_HAS_PALETTE (finfo) ? 256 * 4 : 1;
+    }
+    if (rows > 1 && stride < row_bytes) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "plane %u of a FRAME has stride %"
+          G_GUINT64_FORMAT ", less than a row of %" G_GUINT64_FORMAT " bytes",
+          p, stride, row_bytes);
+      return FALSE;
+    }
+    /* no overflow: offset < 2^32, stride < 2^31, rows < 2^31 */
+    end = offset + stride * (rows - 1) + row_bytes;
+    if (end > f->size) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "plane %u of a FRAME (offset %" G_GUINT64_FORMAT
+          ", stride %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " rows) ends at"
+          " byte %" G_GUINT64_FORMAT ", beyond the frame's %" G_GUINT64_FORMAT
+          " bytes", p, offset, stride, rows, end, f->size);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Events */
+
+static gboolean
+get_u64 (const GstStructure * st, const gchar * field, guint64 * out)
+{
+  const GValue *v = gst_structure_get_value (st, field);
+
+  if (v == NULL)
+    return FALSE;
+  if (G_VALUE_HOLDS_UINT64 (v))
+    *out = g_value_get_uint64 (v);
+  else if (G_VALUE_HOLDS_INT64 (v))
+    *out = (guint64) g_value_get_int64 (v);     /* -1 is NONE */
+  else if (G_VALUE_HOLDS_UINT (v))
+    *out = g_value_get_uint (v);
+  else if (G_VALUE_HOLDS_INT (v))
+    *out =
+        g_value_get_int (v) < 0 ? G_MAXUINT64 : (guint64) g_value_get_int (v);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+get_double (const GstStructure * st, const gchar * field, gdouble * out)
+{
+  const GValue *v = gst_structure_get_value (st, field);
+
+  if (v == NULL)
+    return FALSE;
+  if (G_VALUE_HOLDS_DOUBLE (v))
+    *out = g_value_get_double (v);
+  else if (G_VALUE_HOLDS_INT (v))
+    *out = g_value_get_int (v);
+  else
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+get_enum_or_int (const GstStructure * st, const gchar * field, GType type,
+    gint * out)
+{
+  const GValue *v = gst_structure_get_value (st, field);
+
+  if (v == NULL)
+    return FALSE;
+  if (G_VALUE_HOLDS_ENUM (v))
+    *out = g_value_get_enum (v);
+  else if (G_VALUE_HOLDS_FLAGS (v))
+    *out = (gint) g_value_get_flags (v);
+  else if (G_VALUE_HOLDS_INT (v))
+    *out = g_value_get_int (v);
+  else if (G_VALUE_HOLDS_UINT (v))
+    *out = (gint) g_value_get_uint (v);
+  else if (G_VALUE_HOLDS_STRING (v) && type != G_TYPE_NONE &&
+      G_TYPE_IS_ENUM (type)) {
+    GEnumClass *klass = g_type_class_ref (type);
+    GEnumValue *ev = g_enum_get_value_by_nick (klass, g_value_get_string (v));
+
+    if (ev == NULL)
+      ev = g_enum_get_value_by_name (klass, g_value_get_string (v));
+    if (ev != NULL)
+      *out = ev->value;
+    g_type_class_unref (klass);
+    return ev != NULL;
+  } else
+    return FALSE;
+  return TRUE;
+}
+
+/* "cudaipc-segment, format=..., rate=..., ..." into @seg. */
+static gboolean
+parse_segment (const gchar * str, GstSegment * seg, const gchar ** why)
+{
+  g_autoptr (GstStructure) st = gst_structure_from_string (str, NULL);
+  gint format, flags;
+  guint64 v;
+
+  if (st == NULL || !gst_structure_has_name (st, "cudaipc-segment")) {
+    *why = "not a cudaipc-segment structure";
+    return FALSE;
+  }
+  if (!get_enum_or_int (st, "format", GST_TYPE_FORMAT, &format)) {
+    *why = "no format";
+    return FALSE;
+  }
+  gst_segment_init (seg, (GstFormat) format);
+  get_double (st, "rate", &seg->rate);
+  get_double (st, "applied-rate", &seg->applied_rate);
+  if (get_enum_or_int (st, "flags", G_TYPE_NONE, &flags))
+    seg->flags = (GstSegmentFlags) flags;
+  if (get_u64 (st, "base", &v))
+    seg->base = v;
+  if (get_u64 (st, "offset", &v))
+    seg->offset = v;
+  if (get_u64 (st, "start", &v))
+    seg->start = v;
+  if (get_u64 (st, "stop", &v))
+    seg->stop = v;
+  if (get_u64 (st, "time", &v))
+    seg->time = v;
+  if (get_u64 (st, "position", &v))
+    seg->position = v;
+  if (get_u64 (st, "duration", &v))
+    seg->duration = v;
+
+  if (seg->format != GST_FORMAT_TIME) {
+    *why = "not in time format";
+    return FALSE;
+  }
+  if (!(seg->rate < 0 || seg->rate > 0) || !isfinite (seg->rate) ||
+      !(seg->applied_rate < 0 || seg->applied_rate > 0) ||
+      !isfinite (seg->applied_rate)) {
+    *why = "bad rate";
+    return FALSE;
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (seg->start) ||
+      (GST_CLOCK_TIME_IS_VALID (seg->stop) && seg->stop < seg->start)) {
+    *why = "bad start or stop";
+    return FALSE;
+  }
+  return TRUE;
+}
+
+GstEvent *
+cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
+{
+  switch (m->event_type) {
+    case GST_EVENT_EOS:
+      return gst_event_new_eos ();
+    case GST_EVENT_SEGMENT:{
+      GstSegment seg;
+      const gchar *why = NULL;
+
+      if (!parse_segment (m->structure, &seg, &why)) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "segment (%s): %s", why, m->structure);
+        return NULL;
+      }
+      return gst_event_new_segment (&seg);
+    }
+    case GST_EVENT_TAG:{
+      GstTagList *tags = gst_tag_list_new_from_string (m->structure);
+
+      if (tags == NULL) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "unparseable tags: %s", m->structure);
+        return NULL;
+      }
+      return gst_event_new_tag (tags);
+    }
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+    case GST_EVENT_CUSTOM_DOWNSTREAM_STICKY:
+    case GST_EVENT_CUSTOM_BOTH:{
+      GstStructure *st = gst_structure_from_string (m->structure, NULL);
+
+      if (st == NULL) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "unparseable custom event: %s", m->structure);
+        return NULL;
+      }
+      return gst_event_new_custom (m->event_type, st);
+    }
+    default:
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "event of type %u (%s)", m->event_type,
+          gst_event_type_get_name (m->event_type));
+      return NULL;
+  }
+}

@@ -1,0 +1,692 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The server's life cycle, its ring and what the producer thread and
+ * other threads call; the I/O thread is in server-io.c. server.h has the
+ * contract.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "server-private.h"
+#include "error.h"
+#include "fdutil.h"
+
+GST_DEBUG_CATEGORY (cudaipc_server_debug);
+#define GST_CAT_DEFAULT cudaipc_server_debug
+
+/* Announcements */
+
+/* Sends @msg to every ready client; returns to how many it went. */
+static guint
+send_to_ready_locked (CudaIpcServer * s, const CudaIpcMsg * msg)
+{
+  guint n = 0;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c) && cudaipc_server_send_locked (s, c, msg))
+      n++;
+  }
+  return n;
+}
+
+static gboolean
+client_send_caps_locked (CudaIpcServer * s, Client * c)
+{
+  CudaIpcMsg msg;
+
+  if (s->caps_str == NULL)
+    return TRUE;
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_CAPS);
+  msg.u.caps.caps_id = s->caps_id;
+  msg.u.caps.caps = s->caps_str;
+  return cudaipc_server_send_locked (s, c, &msg);
+}
+
+/* RING, one SLOT per slot with its fds, then the current CAPS. */
+static gboolean
+client_send_ring_locked (CudaIpcServer * s, Client * c)
+{
+  CudaIpcRing *ring = s->ring;
+  CudaIpcMsg msg;
+  guint n_slots;
+
+  if (ring == NULL)
+    return TRUE;
+
+  n_slots = cudaipc_ring_get_n_slots (ring);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
+  msg.u.ring.generation = cudaipc_ring_get_generation (ring);
+  msg.u.ring.n_slots = n_slots;
+  msg.u.ring.slot_size = cudaipc_ring_get_slot_size (ring);
+  if (!cudaipc_server_send_locked (s, c, &msg))
+    return FALSE;
+
+  for (guint i = 0; i < n_slots; i++) {
+    const CudaIpcDescriptor *desc =
+        cudaipc_block_get_descriptor (cudaipc_ring_get_block (ring, i));
+    guint n_fds = cudaipc_descriptor_get_n_fds (desc);
+    const int *fds = cudaipc_descriptor_get_fds (desc);
+    const guint64 *sizes = cudaipc_descriptor_get_sizes (desc);
+
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
+    msg.u.slot.generation = cudaipc_ring_get_generation (ring);
+    msg.u.slot.index = i;
+    msg.u.slot.size = cudaipc_descriptor_get_size (desc);
+    msg.u.slot.n_allocs = n_fds;
+    msg.u.slot.flags = 0;
+    for (guint j = 0; j < n_fds; j++) {
+      msg.u.slot.alloc_sizes[j] = sizes[j];
+      msg.fds[j] = fds[j];      /* borrowed */
+    }
+    msg.n_fds = n_fds;
+    if (!cudaipc_server_send_locked (s, c, &msg))
+      return FALSE;
+  }
+
+  return client_send_caps_locked (s, c);
+}
+
+gboolean
+cudaipc_server_welcome_locked (CudaIpcServer * s, Client * c)
+{
+  if (s->ring && !client_send_ring_locked (s, c))
+    return FALSE;
+  if (s->segment_str) {
+    CudaIpcMsg msg;
+
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+    msg.u.event.event_type = GST_EVENT_SEGMENT;
+    msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+    msg.u.event.structure = s->segment_str;
+    if (!cudaipc_server_send_locked (s, c, &msg))
+      return FALSE;
+  }
+  if (s->eos) {
+    CudaIpcMsg msg;
+
+    /* or it would wait for frames that will not come */
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+    msg.u.event.event_type = GST_EVENT_EOS;
+    msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+    msg.u.event.structure = "";
+    if (!cudaipc_server_send_locked (s, c, &msg))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Life cycle */
+
+CudaIpcServer *
+cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
+    guint mode, guint n_slots, const gchar * name,
+    const CudaIpcServerCallbacks * callbacks, gpointer user_data,
+    GError ** error)
+{
+  static gsize debug_once = 0;
+  g_autoptr (CudaIpcServer) s = NULL;
+  GError *thread_error = NULL;
+  gint ret;
+
+  g_return_val_if_fail (dev != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (g_once_init_enter (&debug_once)) {
+    GST_DEBUG_CATEGORY_INIT (cudaipc_server_debug, "cudaipcserver", 0,
+        "CUDA IPC producer's server");
+    g_once_init_leave (&debug_once, 1);
+  }
+
+  if (socket_name == NULL || socket_name[0] == '\0') {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "No socket name to listen on");
+    return NULL;
+  }
+  if (n_slots < 1 || n_slots > CUDAIPC_MAX_SLOTS) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "ring of %u slots is outside 1..%u", n_slots,
+        (guint) CUDAIPC_MAX_SLOTS);
+    return NULL;
+  }
+
+  s = g_new0 (CudaIpcServer, 1);
+  s->dev = cudaipc_device_ref (dev);
+  s->socket_name = g_strdup (socket_name);
+  /* HELLO names are bounded */
+  s->name = g_strndup (name ? name : "", CUDAIPC_MAX_NAME - 1);
+  s->n_slots = n_slots;
+  if (callbacks)
+    s->callbacks = *callbacks;
+  s->user_data = user_data;
+  s->listen_fd = -1;
+  s->wake_fd = -1;
+  g_mutex_init (&s->lock);
+  g_cond_init (&s->cond);
+  s->handshake_timeout = CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS *
+      G_TIME_SPAN_MILLISECOND;
+  s->holders = g_ptr_array_new ();
+
+  ret = cudaipc_socket_listen (socket_name, mode, &s->listen_fd);
+  if (ret < 0) {
+    s->listen_fd = -1;          /* not ours: stop() must not remove it */
+    if (ret == -EADDRINUSE)
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY,
+          "another producer is live on %s", socket_name);
+    else if (ret == -EEXIST)
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+          "Cannot listen on %s: it exists and is not a socket", socket_name);
+    else
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+          "Cannot listen on %s: %s", socket_name, g_strerror (-ret));
+    return NULL;
+  }
+  /* a peer that gives up between poll() and accept() must not block us */
+  if (fcntl (s->listen_fd, F_SETFL,
+          fcntl (s->listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Cannot listen on %s: %s", socket_name, g_strerror (errno));
+    return NULL;
+  }
+
+  s->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd < 0) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Cannot create an eventfd: %s", g_strerror (errno));
+    return NULL;
+  }
+
+  s->thread = g_thread_try_new ("cudaipc-server", cudaipc_server_io_thread, s,
+      &thread_error);
+  if (s->thread == NULL) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Cannot start the I/O thread: %s", thread_error->message);
+    g_error_free (thread_error);
+    return NULL;
+  }
+
+  GST_INFO ("%s: listening on %s", s->name, s->socket_name);
+  return g_steal_pointer (&s);
+}
+
+void
+cudaipc_server_stop (CudaIpcServer * s)
+{
+  g_return_if_fail (s != NULL);
+
+  if (s->stopped)
+    return;
+
+  if (s->thread) {
+    g_mutex_lock (&s->lock);
+    s->quit = TRUE;
+    g_mutex_unlock (&s->lock);
+    cudaipc_server_wake_io (s);
+    /* it says BYE to every client and gives the last notices */
+    g_thread_join (s->thread);
+    s->thread = NULL;
+  }
+
+  g_mutex_lock (&s->lock);
+  s->stopped = TRUE;
+  g_clear_pointer (&s->ring, cudaipc_ring_free);
+  g_mutex_unlock (&s->lock);
+
+  cudaipc_close_fd (&s->wake_fd);
+  if (s->listen_fd >= 0) {
+    cudaipc_close_fd (&s->listen_fd);
+    cudaipc_socket_unlink (s->socket_name);
+  }
+}
+
+void
+cudaipc_server_free (CudaIpcServer * s)
+{
+  if (s == NULL)
+    return;
+
+  cudaipc_server_stop (s);
+  /* the I/O thread freed every client before it ended */
+  g_warn_if_fail (s->clients == NULL);
+  cudaipc_device_unref (s->dev);
+  g_free (s->socket_name);
+  g_free (s->name);
+  g_free (s->caps_str);
+  g_free (s->segment_str);
+  g_ptr_array_unref (s->holders);
+  g_mutex_clear (&s->lock);
+  g_cond_clear (&s->cond);
+  g_free (s);
+}
+
+void
+cudaipc_server_set_handshake_timeout (CudaIpcServer * s, guint timeout_ms)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  s->handshake_timeout = G_TIME_SPAN_MILLISECOND * (gint64) timeout_ms;
+  g_mutex_unlock (&s->lock);
+}
+
+/* The producer thread */
+
+gboolean
+cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
+    guint64 frame_size, GError ** error)
+{
+  gsize len;
+
+  g_return_val_if_fail (s != NULL, FALSE);
+  g_return_val_if_fail (caps != NULL, FALSE);
+
+  len = strlen (caps);
+  if (len >= CUDAIPC_MAX_STRING) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "Caps too long to share (%" G_GSIZE_FORMAT " bytes, the limit is "
+        "%d)", len, CUDAIPC_MAX_STRING - 1);
+    return FALSE;
+  }
+
+  g_mutex_lock (&s->lock);
+  g_free (s->caps_str);
+  s->caps_str = g_strdup (caps);
+  s->caps_id++;
+  s->min_slot_size = frame_size;
+  /* clients without a ring get these caps with the ring */
+  if (s->ring) {
+    for (GList * l = s->clients; l; l = l->next) {
+      Client *c = l->data;
+
+      if (client_is_ready (c))
+        client_send_caps_locked (s, c);
+    }
+  }
+  g_mutex_unlock (&s->lock);
+  return TRUE;
+}
+
+static guint
+count_ready_locked (CudaIpcServer * s)
+{
+  guint n = 0;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    if (client_is_ready (l->data))
+      n++;
+  }
+  return n;
+}
+
+/* What ends a wait other than success; the lock is held. Returns OK to go
+ * on waiting. */
+static CudaIpcServerStatus
+check_wait_locked (CudaIpcServer * s, gint64 deadline_us)
+{
+  if (deadline_us >= 0 && g_get_monotonic_time () >= deadline_us)
+    return CUDAIPC_SERVER_TIMEOUT;
+  if (s->flushing)
+    return CUDAIPC_SERVER_FLUSHING;
+  if (s->woken) {
+    s->woken = FALSE;
+    return CUDAIPC_SERVER_WOKEN;
+  }
+  return CUDAIPC_SERVER_OK;
+}
+
+static void
+wait_locked (CudaIpcServer * s, gint64 deadline_us)
+{
+  if (deadline_us < 0)
+    g_cond_wait (&s->cond, &s->lock);
+  else
+    g_cond_wait_until (&s->cond, &s->lock, deadline_us);
+}
+
+CudaIpcServerStatus
+cudaipc_server_wait_for_client (CudaIpcServer * s, gint64 deadline_us)
+{
+  CudaIpcServerStatus status;
+
+  g_return_val_if_fail (s != NULL, CUDAIPC_SERVER_ERROR);
+
+  g_mutex_lock (&s->lock);
+  while (count_ready_locked (s) == 0) {
+    status = check_wait_locked (s, deadline_us);
+    if (status != CUDAIPC_SERVER_OK) {
+      g_mutex_unlock (&s->lock);
+      return status;
+    }
+    wait_locked (s, deadline_us);
+  }
+  g_mutex_unlock (&s->lock);
+  return CUDAIPC_SERVER_OK;
+}
+
+/* Builds a new ring when there is none or @size does not fit. */
+static gboolean
+ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
+{
+  CudaIpcRing *ring;
+  guint64 want;
+
+  if (s->ring && cudaipc_ring_get_slot_size (s->ring) >= size)
+    return TRUE;
+
+  want = MAX (size, s->min_slot_size);
+  want = MAX (want, 1);
+  ring = cudaipc_ring_new (s->dev, s->n_slots, want, 0, s->generation + 1,
+      error);
+  if (ring == NULL)
+    return FALSE;
+
+  s->generation++;
+  GST_INFO ("%s: new ring, generation %u: %u slots of %" G_GUINT64_FORMAT
+      " bytes for frames of %" G_GUINT64_FORMAT " bytes", s->name,
+      s->generation, s->n_slots, cudaipc_ring_get_slot_size (ring), size);
+
+  /* consumers keep their own imports of the old one */
+  cudaipc_ring_free (s->ring);
+  s->ring = ring;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c))
+      client_send_ring_locked (s, c);
+  }
+  return TRUE;
+}
+
+CudaIpcServerStatus
+cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
+    guint * slot_out, CudaIpcBlock ** block_out, GError ** error)
+{
+  CudaIpcServerStatus status;
+  gint slot;
+
+  g_return_val_if_fail (s != NULL, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (!s->stopped, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (slot_out != NULL, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (block_out != NULL, CUDAIPC_SERVER_ERROR);
+
+  g_mutex_lock (&s->lock);
+  if (!ensure_ring_locked (s, size, error)) {
+    g_mutex_unlock (&s->lock);
+    return CUDAIPC_SERVER_ERROR;
+  }
+
+  while ((slot = cudaipc_ring_acquire (s->ring)) < 0) {
+    status = check_wait_locked (s, deadline_us);
+    if (status == CUDAIPC_SERVER_TIMEOUT)
+      s->frames_dropped++;
+    if (status != CUDAIPC_SERVER_OK) {
+      g_mutex_unlock (&s->lock);
+      return status;
+    }
+    GST_LOG ("%s: every slot is held, waiting", s->name);
+    wait_locked (s, deadline_us);
+  }
+
+  *slot_out = slot;
+  *block_out = cudaipc_ring_get_block (s->ring, slot);
+  g_mutex_unlock (&s->lock);
+  return CUDAIPC_SERVER_OK;
+}
+
+guint
+cudaipc_server_publish (CudaIpcServer * s, guint slot, CudaIpcFrameMsg * frame)
+{
+  CudaIpcMsg msg;
+  guint n_holders;
+
+  g_return_val_if_fail (s != NULL, 0);
+  g_return_val_if_fail (frame != NULL, 0);
+
+  g_mutex_lock (&s->lock);
+  if (s->ring == NULL ||
+      cudaipc_ring_get_state (s->ring, slot) != CUDAIPC_SLOT_WRITING) {
+    g_mutex_unlock (&s->lock);
+    g_critical ("cudaipc_server_publish: slot %u was not acquired", slot);
+    return 0;
+  }
+
+  frame->generation = s->generation;
+  frame->slot = slot;
+  frame->seq = ++s->seq;
+  frame->caps_id = s->caps_id;
+
+  g_ptr_array_set_size (s->holders, 0);
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c))
+      g_ptr_array_add (s->holders, &c->lease);
+  }
+  n_holders = s->holders->len;
+  cudaipc_ring_publish (s->ring, slot,
+      (CudaIpcLease * const *) s->holders->pdata, n_holders);
+  s->frames_published++;
+
+  frame->publish_time = g_get_monotonic_time () * 1000;
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
+  msg.u.frame = *frame;
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c) && cudaipc_server_send_locked (s, c, &msg))
+      c->sent++;
+  }
+  g_mutex_unlock (&s->lock);
+
+  return n_holders;
+}
+
+void
+cudaipc_server_abort (CudaIpcServer * s, guint slot)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  if (s->ring)
+    cudaipc_ring_abort (s->ring, slot);
+  g_mutex_unlock (&s->lock);
+}
+
+/* The event's payload as the text an EVENT message carries; the consumer
+ * reads a SEGMENT back from the "cudaipc-segment" fields. */
+static gchar *
+serialize_event (GstEvent * event)
+{
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *seg;
+      GstStructure *st;
+      gchar *str;
+
+      gst_event_parse_segment (event, &seg);
+      st = gst_structure_new ("cudaipc-segment",
+          "format", G_TYPE_INT, (gint) seg->format,
+          "rate", G_TYPE_DOUBLE, seg->rate,
+          "applied-rate", G_TYPE_DOUBLE, seg->applied_rate,
+          "flags", G_TYPE_UINT, (guint) seg->flags,
+          "base", G_TYPE_UINT64, seg->base,
+          "offset", G_TYPE_UINT64, seg->offset,
+          "start", G_TYPE_UINT64, seg->start,
+          "stop", G_TYPE_UINT64, seg->stop,
+          "time", G_TYPE_UINT64, seg->time,
+          "position", G_TYPE_UINT64, seg->position,
+          "duration", G_TYPE_UINT64, seg->duration, NULL);
+      str = gst_structure_to_string (st);
+      gst_structure_free (st);
+      return str;
+    }
+    case GST_EVENT_TAG:{
+      GstTagList *tags;
+
+      gst_event_parse_tag (event, &tags);
+      return gst_tag_list_to_string (tags);
+    }
+    default:{
+      const GstStructure *st = gst_event_get_structure (event);
+
+      return st ? gst_structure_to_string (st) : g_strdup ("");
+    }
+  }
+}
+
+gboolean
+cudaipc_server_send_event (CudaIpcServer * s, GstEvent * event,
+    GstClockTime running_time, GError ** error)
+{
+  g_autofree gchar *str = NULL;
+  CudaIpcMsg msg;
+  gsize len;
+
+  g_return_val_if_fail (s != NULL, FALSE);
+  g_return_val_if_fail (GST_IS_EVENT (event), FALSE);
+
+  str = serialize_event (event);
+  len = strlen (str);
+  if (len >= CUDAIPC_MAX_STRING) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "%" G_GSIZE_FORMAT " bytes serialized, the limit is %d", len,
+        CUDAIPC_MAX_STRING - 1);
+    return FALSE;
+  }
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_TYPE (event);
+  msg.u.event.running_time = running_time;
+  msg.u.event.structure = str;
+
+  GST_DEBUG ("%s: forwarding %s: %s", s->name, GST_EVENT_TYPE_NAME (event),
+      str);
+
+  g_mutex_lock (&s->lock);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_SEGMENT) {
+    g_free (s->segment_str);
+    s->segment_str = g_strdup (str);
+  } else if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
+    s->eos = TRUE;
+  }
+  send_to_ready_locked (s, &msg);
+  g_mutex_unlock (&s->lock);
+  return TRUE;
+}
+
+void
+cudaipc_server_clear_eos (CudaIpcServer * s)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  s->eos = FALSE;
+  g_mutex_unlock (&s->lock);
+}
+
+/* Any thread */
+
+void
+cudaipc_server_set_flushing (CudaIpcServer * s, gboolean flushing)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  s->flushing = flushing;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+}
+
+void
+cudaipc_server_wake (CudaIpcServer * s)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  s->woken = TRUE;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+}
+
+guint
+cudaipc_server_get_n_clients (CudaIpcServer * s)
+{
+  guint n;
+
+  g_return_val_if_fail (s != NULL, 0);
+
+  g_mutex_lock (&s->lock);
+  n = count_ready_locked (s);
+  g_mutex_unlock (&s->lock);
+  return n;
+}
+
+guint32
+cudaipc_server_get_generation (CudaIpcServer * s)
+{
+  guint32 generation;
+
+  g_return_val_if_fail (s != NULL, 0);
+
+  g_mutex_lock (&s->lock);
+  generation = s->generation;
+  g_mutex_unlock (&s->lock);
+  return generation;
+}
+
+GstStructure *
+cudaipc_server_get_stats (CudaIpcServer * s)
+{
+  GValue array = G_VALUE_INIT;
+  GstStructure *st;
+  guint n_ready = 0;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  if (s == NULL) {
+    st = gst_structure_new ("application/x-cudaipcsink-stats",
+        "frames-published", G_TYPE_UINT64, G_GUINT64_CONSTANT (0),
+        "frames-dropped", G_TYPE_UINT64, G_GUINT64_CONSTANT (0),
+        "clients", G_TYPE_UINT, 0, "generation", G_TYPE_UINT, 0, NULL);
+    gst_structure_take_value (st, "client-stats", &array);
+    return st;
+  }
+
+  g_mutex_lock (&s->lock);
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+    GValue v = G_VALUE_INIT;
+    GstStructure *cs;
+
+    if (!client_is_ready (c))
+      continue;
+    n_ready++;
+    cs = gst_structure_new ("cudaipcsink-client",
+        "name", G_TYPE_STRING, c->name,
+        "pid", G_TYPE_INT, c->pid,
+        "frames-sent", G_TYPE_UINT64, c->sent,
+        "frames-released", G_TYPE_UINT64, c->released,
+        "held", G_TYPE_UINT,
+        s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0, NULL);
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, cs);
+    gst_value_array_append_and_take_value (&array, &v);
+  }
+
+  st = gst_structure_new ("application/x-cudaipcsink-stats",
+      "frames-published", G_TYPE_UINT64, s->frames_published,
+      "frames-dropped", G_TYPE_UINT64, s->frames_dropped,
+      "clients", G_TYPE_UINT, n_ready,
+      "generation", G_TYPE_UINT, (guint) s->generation, NULL);
+  g_mutex_unlock (&s->lock);
+  gst_structure_take_value (st, "client-stats", &array);
+  return st;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The producer's server: the listening socket, the clients connected to it,
+ * and the ring they share. cudaipcsink is a thin element around it.
+ *
+ * What it does:
+ *  - listens on a socket name (connection.h: a path or "@name"; a stale
+ *    socket file is replaced, a live producer is CUDAIPC_ERROR_BUSY);
+ *  - runs one I/O thread that accepts clients, sends them HELLO, checks
+ *    theirs (version, backend, device UUID) and refuses a mismatch with
+ *    BYE, drops a client that has not answered when the handshake timeout
+ *    passes, reads RELEASEs, and drops a client that breaks the protocol or
+ *    goes away, giving back every slot it held at once;
+ *  - keeps the ring: built by the first acquire, rebuilt with generation + 1
+ *    when a frame no longer fits; RING, one SLOT per slot (its fds) and CAPS
+ *    go to every ready client when a ring is built, and to each client when
+ *    it joins, followed by the last SEGMENT and, after EOS, EOS;
+ *  - publishes frames to every ready client and forwards serialized events
+ *    in the same order;
+ *  - waits for a free slot or for a client, until a deadline, flushing or a
+ *    wake-up; and counts (cudaipc_server_get_stats).
+ *
+ * Threads:
+ *  - The producer thread (a sink's streaming thread): set_caps,
+ *    wait_for_client, acquire, publish, abort, send_event and clear_eos,
+ *    one call at a time. Only this thread replaces the ring, so the block
+ *    acquire() hands out stays valid, and is written without any lock,
+ *    until publish() or abort() of that slot.
+ *  - Any thread, at any time between new() and free(): set_flushing, wake,
+ *    set_handshake_timeout, get_n_clients, get_stats, get_generation.
+ *  - stop() and free(): once, with no producer-thread call in flight.
+ *  - The I/O thread is internal: started by new(), ended by stop().
+ *
+ * The lock: one mutex guards the client set, the ring (slot states and
+ * leases), the caps, the last segment, the EOS flag, the counters and the
+ * flushing and wake-up flags. Messages to clients are sent only while it is
+ * held, so every client sees frames and events in one order. Only the I/O
+ * thread frees a client; another thread that cannot send to one marks it
+ * dead (its slots are free from then on) and wakes the I/O thread.
+ *
+ * Callbacks: called from the I/O thread only, never with the lock held,
+ * one at a time and in order; a callback may call the any-thread functions
+ * but not stop() or free(). The last ones (client_left for every client
+ * still there, with the reason "the producer stopped") come from the I/O
+ * thread while stop() waits for it to end.
+ *
+ * Ownership: the server owns the listening socket (closed, and its file
+ * removed, by stop()), its wake-up eventfd, each client's connection and
+ * the ring, whose blocks own the exported fds: they cross to each client
+ * once per slot, duplicated by the kernel, and stay ours. It holds a
+ * reference on the device. Strings passed in are copied. A slot belongs to
+ * the producer thread from acquire() to publish() or abort(), then to the
+ * clients it was published to until each has released it or left.
+ *
+ * Errors: new() and acquire() fail with a GError in CUDAIPC_ERROR (new():
+ * _BUSY, _INVALID, _LIMIT, _IO; acquire(): what cudaipc_ring_new() gives).
+ * Nothing a client does is an error of the server: that client is dropped
+ * (with BYE and its reason where its socket still works) and the warning
+ * callback says why.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include "block.h"
+#include "device.h"
+#include "protocol.h"
+#include "ring.h"
+
+G_BEGIN_DECLS
+
+typedef struct _CudaIpcServer CudaIpcServer;
+
+/* How long a new connection may take to answer our HELLO. Generous: a
+ * consumer opens its CUDA device first, and cuInit can take seconds. */
+#define CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS 20000
+
+typedef struct
+{
+  /* A client finished its handshake. */
+  void (*client_joined) (const gchar * name, gint pid, gpointer user_data);
+  /* A client that had joined went away; @reason says why. */
+  void (*client_left) (const gchar * name, gint pid, const gchar * reason,
+      gpointer user_data);
+  /* A peer was refused or dropped for a fault of its own, or could not be
+   * sent to: @text is for users, @debug for logs. */
+  void (*warning) (const gchar * text, const gchar * debug, gpointer user_data);
+} CudaIpcServerCallbacks;
+
+typedef enum
+{
+  CUDAIPC_SERVER_OK,            /* got what it waited for */
+  CUDAIPC_SERVER_TIMEOUT,       /* the deadline passed first */
+  CUDAIPC_SERVER_FLUSHING,      /* set_flushing (TRUE) */
+  CUDAIPC_SERVER_WOKEN,         /* cudaipc_server_wake(): call again */
+  CUDAIPC_SERVER_ERROR,         /* see the GError */
+} CudaIpcServerStatus;
+
+/* Listens on @socket_name (file mode @mode, not for "@name") and starts
+ * the I/O thread. Slots of the ring: @n_slots (1..CUDAIPC_MAX_SLOTS).
+ * @name goes to clients in HELLO (cut to CUDAIPC_MAX_NAME - 1 bytes).
+ * @callbacks is copied; any member may be NULL. */
+CudaIpcServer *cudaipc_server_new (CudaIpcDevice * dev,
+    const gchar * socket_name, guint mode, guint n_slots, const gchar * name,
+    const CudaIpcServerCallbacks * callbacks, gpointer user_data,
+    GError ** error);
+/* Stops (if not yet) and frees. */
+void cudaipc_server_free (CudaIpcServer * server);
+/* Says BYE (NORMAL) to every client, ends the I/O thread, closes and
+ * removes the socket and frees the ring. Afterwards only the get_*
+ * functions (with the counters as they were) and free() may be called. */
+void cudaipc_server_stop (CudaIpcServer * server);
+
+/* Applies to clients that connect afterwards. */
+void cudaipc_server_set_handshake_timeout (CudaIpcServer * server,
+    guint timeout_ms);
+
+/* The caps of the frames that follow (gst_caps_to_string() form; shorter
+ * than CUDAIPC_MAX_STRING, else CUDAIPC_ERROR_LIMIT). Sent to the ready
+ * clients at once if there is a ring, else with the first ring. A ring
+ * built from now on has slots of at least @frame_size bytes (0: no
+ * minimum). */
+gboolean cudaipc_server_set_caps (CudaIpcServer * server, const gchar * caps,
+    guint64 frame_size, GError ** error);
+
+/* Deadlines are g_get_monotonic_time() values: -1 waits as long as it
+ * takes, a time already past does not wait. A wait also ends when
+ * flushing is set (FLUSHING: it does until set_flushing (FALSE)), or on
+ * cudaipc_server_wake() (WOKEN, once). */
+
+/* Waits until at least one client is ready. */
+CudaIpcServerStatus cudaipc_server_wait_for_client (CudaIpcServer * server,
+    gint64 deadline_us);
+/* Builds the ring if there is none or @size does not fit its slots, then
+ * takes the free slot published longest ago: @slot and its @block (valid
+ * until publish() or abort()). With every slot held it waits; TIMEOUT
+ * counts the frame as dropped. ERROR: no ring could be built. */
+CudaIpcServerStatus cudaipc_server_acquire (CudaIpcServer * server,
+    guint64 size, gint64 deadline_us, guint * slot, CudaIpcBlock ** block,
+    GError ** error);
+/* Publishes @slot to every ready client (each then holds it until its
+ * RELEASE) and sends them @frame. The caller fills in everything but
+ * generation, slot, seq, caps_id and publish_time, which are written into
+ * @frame here. Returns the number of clients it went to; with none the
+ * slot is free again at once. */
+guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
+    CudaIpcFrameMsg * frame);
+/* Gives an acquired slot back unpublished. */
+void cudaipc_server_abort (CudaIpcServer * server, guint slot);
+
+/* Sends @event (EOS, SEGMENT, TAG or a custom downstream serialized event)
+ * to every ready client as EVENT; @running_time is informational. A
+ * SEGMENT is kept for clients that join later, and so is EOS until
+ * clear_eos(). CUDAIPC_ERROR_LIMIT when the serialized event is not
+ * shorter than CUDAIPC_MAX_STRING (nothing is sent). */
+gboolean cudaipc_server_send_event (CudaIpcServer * server, GstEvent * event,
+    GstClockTime running_time, GError ** error);
+/* After a flush: clients that join no longer get EOS. */
+void cudaipc_server_clear_eos (CudaIpcServer * server);
+
+/* TRUE: every wait returns FLUSHING until FALSE is set again. */
+void cudaipc_server_set_flushing (CudaIpcServer * server, gboolean flushing);
+/* Ends the wait in progress, or else the next one, with WOKEN: the caller
+ * changed what it waits for (a setting) and calls again. */
+void cudaipc_server_wake (CudaIpcServer * server);
+
+/* Clients past their handshake. */
+guint cudaipc_server_get_n_clients (CudaIpcServer * server);
+/* The current ring's generation (0 before the first ring). */
+guint32 cudaipc_server_get_generation (CudaIpcServer * server);
+/* A new "application/x-cudaipcsink-stats" structure: frames-published,
+ * frames-dropped (guint64), clients, generation (guint), and client-stats,
+ * an array of "cudaipcsink-client" structures with name (string), pid
+ * (int), frames-sent, frames-released (guint64) and held (guint: slots of
+ * the current ring it holds). @server NULL gives every counter at 0. */
+GstStructure *cudaipc_server_get_stats (CudaIpcServer * server);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcServer, cudaipc_server_free);
+
+G_END_DECLS

@@ -1,0 +1,1344 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The consumer's protocol side (client.h) against a scripted fake producer
+ * made of connection.h, protocol.h and ring.h, over a real socket in a
+ * temporary folder, with the host backend: connecting (retry, time-out,
+ * cancel, a producer that is going away), the handshake, the receive loop
+ * with content checks through the GstMemory, the release path from any
+ * thread, max-held, and a hostile producer in many ways, each of which
+ * must give a clear error, send BYE(PROTOCOL), close every fd it sent and
+ * leak nothing. Every test ends with the fd-leak check.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "client.h"
+#include "connection.h"
+#include "error.h"
+#include "ring.h"
+#include "test-util.h"
+
+#define GEN 7
+#define W 64
+#define H 4
+#define FRAME_SIZE (W * H)
+#define CAPS_GRAY "video/x-raw, format=(string)GRAY8, width=(int)64, " \
+  "height=(int)4, framerate=(fraction)30/1"
+
+/* The fake producer. Its thread listens (after @delay_ms), accepts and says
+ * HELLO; everything after that the test scripts from its own thread. */
+typedef struct
+{
+  gchar *dir;
+  gchar *path;
+  int listen_fd;
+  CudaIpcConn *conn;            /* the producer's end, once accepted */
+  CudaIpcDevice *dev;
+  CudaIpcRing *ring;
+  GThread *thread;
+  guint delay_ms;               /* before it listens */
+  guint32 hello_version;
+  gboolean dying_first;         /* first connection: BYE(NORMAL), close */
+  gboolean silent;              /* accepts, never says HELLO */
+  gboolean refuse;              /* BYE(PERMISSION) instead of HELLO */
+} Producer;
+
+static guint fds_before;
+static Producer *prod;
+static CudaIpcClient *client;
+
+static guint64
+page (void)
+{
+  return (guint64) sysconf (_SC_PAGESIZE);
+}
+
+static void
+producer_listen (Producer * p)
+{
+  g_assert_cmpint (cudaipc_socket_listen (p->path, 0600, &p->listen_fd), ==, 0);
+}
+
+static void
+producer_send_bye (CudaIpcConn * conn, guint32 reason, const gchar * text)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
+  msg.u.bye.reason = reason;
+  msg.u.bye.text = text;
+  g_assert_cmpint (cudaipc_conn_send (conn, &msg), ==, 0);
+}
+
+/* Runs on its own thread: g_assert, not fail_unless. */
+static gpointer
+producer_thread (gpointer data)
+{
+  Producer *p = data;
+  CudaIpcMsg msg;
+  int fd = -1;
+
+  if (p->delay_ms > 0)
+    g_usleep (p->delay_ms * 1000);
+  if (p->listen_fd < 0)
+    producer_listen (p);
+
+  if (p->dying_first) {
+    CudaIpcConn *dying;
+
+    g_assert_cmpint (cudaipc_socket_accept (p->listen_fd, &fd), ==, 0);
+    dying = cudaipc_conn_new (fd);
+    producer_send_bye (dying, CUDAIPC_BYE_NORMAL, "the producer stopped");
+    cudaipc_conn_free (dying);
+  }
+
+  g_assert_cmpint (cudaipc_socket_accept (p->listen_fd, &fd), ==, 0);
+  p->conn = cudaipc_conn_new (fd);
+  if (p->silent)
+    return NULL;
+  if (p->refuse) {
+    producer_send_bye (p->conn, CUDAIPC_BYE_PERMISSION, "uid 1000 may not");
+    return NULL;
+  }
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = p->hello_version;
+  msg.u.hello.backend = CUDAIPC_BACKEND_HOST;
+  msg.u.hello.pid = getpid ();
+  msg.u.hello.name = "fake-producer";
+  g_assert_cmpint (cudaipc_conn_send (p->conn, &msg), ==, 0);
+  return NULL;
+}
+
+/* Listens at once, unless the producer is to appear later. */
+static void
+producer_start (Producer * p)
+{
+  if (p->delay_ms == 0 && p->listen_fd < 0)
+    producer_listen (p);
+  p->thread = g_thread_new ("producer", producer_thread, p);
+}
+
+static void
+producer_join (Producer * p)
+{
+  if (p->thread)
+    g_thread_join (p->thread);
+  p->thread = NULL;
+}
+
+static void
+setup (void)
+{
+  GError *err = NULL;
+
+  fds_before = cudaipc_test_count_fds ();
+  prod = g_new0 (Producer, 1);
+  prod->dir = g_dir_make_tmp ("cudaipc-client-XXXXXX", NULL);
+  fail_unless (prod->dir != NULL);
+  prod->path = g_build_filename (prod->dir, "s.sock", NULL);
+  prod->listen_fd = -1;
+  prod->hello_version = CUDAIPC_PROTOCOL_VERSION;
+  prod->dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
+  fail_unless (prod->dev != NULL, "host device: %s", err ? err->message : "");
+  client = cudaipc_client_new (&err);
+  fail_unless (client != NULL, "client: %s", err ? err->message : "");
+}
+
+static void
+teardown (void)
+{
+  producer_join (prod);
+  cudaipc_client_free (client);
+  client = NULL;
+  cudaipc_conn_free (prod->conn);
+  cudaipc_ring_free (prod->ring);
+  cudaipc_device_unref (prod->dev);
+  if (prod->listen_fd >= 0)
+    close (prod->listen_fd);
+  g_unlink (prod->path);
+  g_rmdir (prod->dir);
+  g_free (prod->path);
+  g_free (prod->dir);
+  g_free (prod);
+  prod = NULL;
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+/* The producer's side of the script */
+
+static void
+psend (const CudaIpcMsg * msg)
+{
+  fail_unless_equals_int (cudaipc_conn_send (prod->conn, msg), 0);
+}
+
+/* Receives the client's next message, which must be of @type. */
+static void
+expect (CudaIpcMsgType type, CudaIpcMsg * msg)
+{
+  gint ret;
+
+  fail_unless_equals_int (cudaipc_conn_wait (prod->conn, 5000), 1);
+  ret = cudaipc_conn_recv (prod->conn, msg);
+  fail_unless_equals_int (ret, 0);
+  fail_unless_equals_string (cudaipc_msg_type_name (msg->type),
+      cudaipc_msg_type_name (type));
+}
+
+static void
+expect_release (guint32 generation, guint32 slot, guint64 seq)
+{
+  CudaIpcMsg msg;
+
+  expect (CUDAIPC_MSG_RELEASE, &msg);
+  fail_unless_equals_int (msg.u.release.generation, generation);
+  fail_unless_equals_int (msg.u.release.slot, slot);
+  fail_unless_equals_uint64 (msg.u.release.seq, seq);
+  cudaipc_msg_clear (&msg);
+}
+
+static void
+expect_bye (guint32 reason)
+{
+  CudaIpcMsg msg;
+
+  expect (CUDAIPC_MSG_BYE, &msg);
+  fail_unless_equals_int (msg.u.bye.reason, reason);
+  fail_unless (msg.u.bye.text[0] != '\0');
+  cudaipc_msg_clear (&msg);
+}
+
+/* The client closed its end, with nothing more sent. */
+static void
+expect_closed (void)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, 0);
+  fail_unless_equals_int (cudaipc_conn_wait (prod->conn, 5000), 1);
+  fail_unless_equals_int (cudaipc_conn_recv (prod->conn, &msg), -EPIPE);
+  cudaipc_msg_clear (&msg);
+}
+
+static void
+expect_silence (gint ms)
+{
+  fail_unless_equals_int (cudaipc_conn_wait (prod->conn, ms), 0);
+}
+
+static void
+send_ring (guint32 generation, guint n_slots)
+{
+  GError *err = NULL;
+  CudaIpcMsg msg;
+
+  cudaipc_ring_free (prod->ring);
+  prod->ring = cudaipc_ring_new (prod->dev, n_slots, page (), 0, generation,
+      &err);
+  fail_unless (prod->ring != NULL, "ring: %s", err ? err->message : "");
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
+  msg.u.ring.generation = generation;
+  msg.u.ring.n_slots = n_slots;
+  msg.u.ring.slot_size = page ();
+  psend (&msg);
+}
+
+/* SLOT @index of the current ring, with its fds attached. */
+static void
+slot_msg (guint index, CudaIpcMsg * msg)
+{
+  CudaIpcBlock *block = cudaipc_ring_get_block (prod->ring, index);
+  const CudaIpcDescriptor *desc = cudaipc_block_get_descriptor (block);
+  guint n = cudaipc_descriptor_get_n_fds (desc);
+
+  cudaipc_msg_init (msg, CUDAIPC_MSG_SLOT);
+  msg->u.slot.generation = cudaipc_ring_get_generation (prod->ring);
+  msg->u.slot.index = index;
+  msg->u.slot.size = cudaipc_descriptor_get_size (desc);
+  msg->u.slot.n_allocs = n;
+  for (guint i = 0; i < n; i++) {
+    msg->u.slot.alloc_sizes[i] = cudaipc_descriptor_get_sizes (desc)[i];
+    msg->fds[i] = cudaipc_descriptor_get_fds (desc)[i];
+  }
+  msg->n_fds = n;
+}
+
+static void
+send_slots (void)
+{
+  for (guint i = 0; i < cudaipc_ring_get_n_slots (prod->ring); i++) {
+    CudaIpcMsg msg;
+
+    slot_msg (i, &msg);
+    psend (&msg);
+  }
+}
+
+static void
+send_caps (guint32 caps_id, const gchar * caps)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_CAPS);
+  msg.u.caps.caps_id = caps_id;
+  msg.u.caps.caps = caps;
+  psend (&msg);
+}
+
+/* RING (@n_slots), every SLOT, CAPS 1 (GRAY8 64x4). */
+static void
+send_stream_start (guint n_slots)
+{
+  send_ring (GEN, n_slots);
+  send_slots ();
+  send_caps (1, CAPS_GRAY);
+}
+
+/* A good FRAME for @slot of the current ring, one plane, caps 1. */
+static void
+frame_msg (guint slot, guint64 seq, CudaIpcMsg * msg)
+{
+  cudaipc_msg_init (msg, CUDAIPC_MSG_FRAME);
+  msg->u.frame.generation = cudaipc_ring_get_generation (prod->ring);
+  msg->u.frame.slot = slot;
+  msg->u.frame.seq = seq;
+  msg->u.frame.caps_id = 1;
+  msg->u.frame.pts = seq * 1000;
+  msg->u.frame.dts = GST_CLOCK_TIME_NONE;
+  msg->u.frame.duration = 1000;
+  msg->u.frame.size = FRAME_SIZE;
+  msg->u.frame.clock_time = GST_CLOCK_TIME_NONE;
+  msg->u.frame.n_planes = 1;
+  msg->u.frame.planes[0].offset = 0;
+  msg->u.frame.planes[0].stride = W;
+}
+
+static void
+fill_slot (guint slot, guint8 seed)
+{
+  CudaIpcBlock *block = cudaipc_ring_get_block (prod->ring, slot);
+  guint8 data[FRAME_SIZE];
+
+  for (guint i = 0; i < FRAME_SIZE; i++)
+    data[i] = (guint8) (seed + i * 7);
+  fail_unless (cudaipc_device_write (prod->dev, cudaipc_block_get_ptr (block),
+          data, sizeof (data), NULL));
+}
+
+static void
+send_frame (guint slot, guint64 seq)
+{
+  CudaIpcMsg msg;
+
+  fill_slot (slot, (guint8) seq);
+  frame_msg (slot, seq, &msg);
+  psend (&msg);
+}
+
+/* The client's side */
+
+static void
+connect_ok (void)
+{
+  GError *err = NULL;
+  CudaIpcClientStatus st;
+  CudaIpcMsg msg;
+
+  producer_start (prod);
+  st = cudaipc_client_connect (client, prod->path, "test-client", 0, 5000,
+      &err);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_OK);
+  fail_unless (err == NULL);
+  producer_join (prod);
+  fail_unless (cudaipc_client_is_connected (client));
+  fail_unless_equals_int (cudaipc_client_get_backend (client),
+      CUDAIPC_BACKEND_HOST);
+
+  expect (CUDAIPC_MSG_HELLO, &msg);
+  fail_unless_equals_int (msg.u.hello.version, CUDAIPC_PROTOCOL_VERSION);
+  fail_unless_equals_int (msg.u.hello.backend, CUDAIPC_BACKEND_HOST);
+  fail_unless_equals_int (msg.u.hello.pid, getpid ());
+  fail_unless_equals_string (msg.u.hello.name, "test-client");
+  cudaipc_msg_clear (&msg);
+}
+
+static void
+receive_frame (CudaIpcClientItem * item)
+{
+  GError *err = NULL;
+  CudaIpcClientStatus st = cudaipc_client_receive (client, item, &err);
+
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_OK);
+  fail_unless (err == NULL, "%s", err ? err->message : "");
+  fail_unless_equals_int (item->type, CUDAIPC_CLIENT_ITEM_FRAME);
+  fail_unless (item->frame.memory != NULL);
+}
+
+static void
+receive_event (CudaIpcClientItem * item, GstEventType type)
+{
+  CudaIpcClientStatus st = cudaipc_client_receive (client, item, NULL);
+
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_OK);
+  fail_unless_equals_int (item->type, CUDAIPC_CLIENT_ITEM_EVENT);
+  fail_unless_equals_string (GST_EVENT_TYPE_NAME (item->event),
+      gst_event_type_get_name (type));
+}
+
+static void
+assert_content (GstMemory * mem, guint8 seed)
+{
+  GstMapInfo map;
+
+  fail_unless (gst_memory_map (mem, &map, GST_MAP_READ));
+  fail_unless_equals_int (map.size, FRAME_SIZE);
+  for (guint i = 0; i < FRAME_SIZE; i++)
+    fail_unless_equals_int (map.data[i], (guint8) (seed + i * 7));
+  gst_memory_unmap (mem, &map);
+}
+
+/* The next receive() fails with a protocol error whose text has @needle
+ * and the socket path; the producer got BYE(PROTOCOL), then the close. */
+static void
+expect_broken (const gchar * needle)
+{
+  CudaIpcClientItem item;
+  GError *err = NULL;
+  CudaIpcClientStatus st = cudaipc_client_receive (client, &item, &err);
+
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL),
+      "error %s", err ? err->message : "(none)");
+  fail_unless (strstr (err->message, needle) != NULL,
+      "'%s' not in '%s'", needle, err->message);
+  fail_unless (strstr (err->message, prod->path) != NULL,
+      "the path is not in '%s'", err->message);
+  fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_NONE);
+  g_clear_error (&err);
+  cudaipc_client_item_clear (&item);
+  fail_if (cudaipc_client_is_connected (client));
+  expect_bye (CUDAIPC_BYE_PROTOCOL);
+  expect_closed ();
+}
+
+static gpointer
+cancel_later (gpointer data)
+{
+  g_usleep (100 * 1000);
+  cudaipc_client_cancel (data);
+  return NULL;
+}
+
+static gpointer
+unref_memory (gpointer data)
+{
+  gst_memory_unref (data);
+  return NULL;
+}
+
+/* Connecting */
+
+GST_START_TEST (test_connect_retry)
+{
+  gint64 t0 = g_get_monotonic_time ();
+
+  /* nothing listens for the first 300 ms */
+  prod->delay_ms = 300;
+  connect_ok ();
+  fail_unless (g_get_monotonic_time () - t0 >= 250 * 1000);
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, "done");
+  expect_bye (CUDAIPC_BYE_NORMAL);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_connect_timeout)
+{
+  GError *err = NULL;
+  gint64 t0 = g_get_monotonic_time (), dt;
+  CudaIpcClientStatus st;
+
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 200, &err);
+  dt = g_get_monotonic_time () - t0;
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
+  fail_unless (err != NULL && err->domain == CUDAIPC_ERROR);
+  fail_unless (strstr (err->message, "No producer on") != NULL, "%s",
+      err->message);
+  fail_unless (strstr (err->message, prod->path) != NULL, "%s", err->message);
+  fail_unless (dt >= 200 * 1000 && dt < 3 * G_USEC_PER_SEC);
+  fail_if (cudaipc_client_is_connected (client));
+  g_clear_error (&err);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_connect_to_dying_producer)
+{
+  CudaIpcClientItem item;
+
+  /* the first one accepts and leaves with BYE(NORMAL): wait for the next */
+  prod->dying_first = TRUE;
+  connect_ok ();
+  send_stream_start (1);
+  send_frame (0, 0);
+  receive_frame (&item);
+  assert_content (item.frame.memory, 0);
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cancel_connect)
+{
+  GError *err = NULL;
+  GThread *t;
+  gint64 t0;
+  CudaIpcClientStatus st;
+
+  /* nobody listens, no deadline */
+  t0 = g_get_monotonic_time ();
+  t = g_thread_new ("cancel", cancel_later, client);
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 0, &err);
+  g_thread_join (t);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CANCELLED);
+  fail_unless (err == NULL);
+  fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC);
+
+  /* still cancelled: at once */
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 0, NULL);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CANCELLED);
+  cudaipc_client_uncancel (client);
+
+  /* a producer that accepts and never says HELLO */
+  prod->silent = TRUE;
+  producer_start (prod);
+  t0 = g_get_monotonic_time ();
+  t = g_thread_new ("cancel", cancel_later, client);
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 0, &err);
+  g_thread_join (t);
+  producer_join (prod);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CANCELLED);
+  fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC);
+  fail_if (cudaipc_client_is_connected (client));
+  expect_closed ();
+  cudaipc_client_uncancel (client);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hello_timeout)
+{
+  GError *err = NULL;
+  CudaIpcClientStatus st;
+
+  prod->silent = TRUE;
+  producer_start (prod);
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 300, &err);
+  producer_join (prod);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
+  fail_unless (strstr (err->message, "sent no HELLO within 300 ms") != NULL,
+      "%s", err->message);
+  fail_unless (strstr (err->message, prod->path) != NULL);
+  g_clear_error (&err);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_version_mismatch)
+{
+  GError *err = NULL;
+  CudaIpcClientStatus st;
+
+  prod->hello_version = CUDAIPC_PROTOCOL_VERSION + 1;
+  producer_start (prod);
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 5000, &err);
+  producer_join (prod);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_VERSION));
+  fail_unless (strstr (err->message, "speaks protocol version 2, this "
+          "consumer 1") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, prod->path) != NULL);
+  g_clear_error (&err);
+  fail_if (cudaipc_client_is_connected (client));
+  expect_bye (CUDAIPC_BYE_VERSION);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_refused)
+{
+  GError *err = NULL;
+  CudaIpcClientStatus st;
+
+  /* a BYE other than NORMAL instead of HELLO is a refusal */
+  prod->refuse = TRUE;
+  producer_start (prod);
+  st = cudaipc_client_connect (client, prod->path, NULL, 0, 5000, &err);
+  producer_join (prod);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_PERMISSION));
+  fail_unless (strstr (err->message, "refused this consumer: uid 1000 may "
+          "not") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+/* Frames and releases */
+
+GST_START_TEST (test_normal_flow)
+{
+  CudaIpcClientItem a, b;
+  CudaIpcClientStats stats;
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (2);
+  send_frame (0, 0);
+  send_frame (1, 1);
+
+  receive_frame (&a);
+  fail_unless_equals_int (a.frame.msg.slot, 0);
+  fail_unless_equals_uint64 (a.frame.msg.seq, 0);
+  fail_unless_equals_uint64 (a.frame.msg.pts, 0);
+  fail_unless_equals_uint64 (a.frame.msg.duration, 1000);
+  fail_unless (a.frame.discont);
+  fail_unless (gst_caps_is_fixed (a.frame.caps));
+  fail_unless_equals_int (GST_VIDEO_INFO_FORMAT (&a.frame.info),
+      GST_VIDEO_FORMAT_GRAY8);
+  fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&a.frame.info), W);
+  fail_unless (cudaipc_is_memory (a.frame.memory));
+  fail_unless (a.frame.block != NULL);
+  assert_content (a.frame.memory, 0);
+
+  receive_frame (&b);
+  fail_unless_equals_int (b.frame.msg.slot, 1);
+  fail_if (b.frame.discont);
+  /* one caps id: the same caps object */
+  fail_unless (b.frame.caps == a.frame.caps);
+  assert_content (b.frame.memory, 1);
+
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.received, 2);
+  fail_unless_equals_int (stats.held, 2);
+  fail_unless_equals_int (stats.imports, 2);
+  fail_unless_equals_int (stats.generation, GEN);
+  fail_unless_equals_uint64 (stats.released, 0);
+
+  /* nothing goes back while the frames are held */
+  expect_silence (50);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN, 1, 1);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 0);
+
+  /* slot 0 again, with a new caps id of the same caps */
+  send_caps (2, CAPS_GRAY);
+  frame_msg (0, 2, &msg);
+  msg.u.frame.caps_id = 2;
+  fill_slot (0, 2);
+  psend (&msg);
+  receive_frame (&a);
+  assert_content (a.frame.memory, 2);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 2);
+
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.received, 3);
+  fail_unless_equals_uint64 (stats.released, 3);
+  fail_unless_equals_int (stats.held, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_release_from_other_thread)
+{
+  CudaIpcClientItem item;
+  GstMemory *mem;
+
+  connect_ok ();
+  send_stream_start (2);
+  send_frame (1, 5);
+  receive_frame (&item);
+  mem = g_steal_pointer (&item.frame.memory);
+  cudaipc_client_item_clear (&item);
+  expect_silence (50);
+  g_thread_join (g_thread_new ("unref", unref_memory, mem));
+  expect_release (GEN, 1, 5);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_no_release_after_disconnect)
+{
+  CudaIpcClientStats stats;
+  CudaIpcClientItem item;
+  GstMemory *mem;
+
+  connect_ok ();
+  send_stream_start (2);
+  send_frame (0, 0);
+  receive_frame (&item);
+  mem = g_steal_pointer (&item.frame.memory);
+  cudaipc_client_item_clear (&item);
+
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, "stopping");
+  fail_if (cudaipc_client_is_connected (client));
+  /* the slot stays mapped for the frame still held */
+  assert_content (mem, 0);
+  g_thread_join (g_thread_new ("unref", unref_memory, mem));
+  expect_bye (CUDAIPC_BYE_NORMAL);
+  expect_closed ();
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.released, 0);
+  fail_unless_equals_int (stats.held, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_outlives_client)
+{
+  CudaIpcClientItem item;
+  GstMemory *mem;
+
+  connect_ok ();
+  send_stream_start (1);
+  send_frame (0, 3);
+  receive_frame (&item);
+  mem = g_steal_pointer (&item.frame.memory);
+  cudaipc_client_item_clear (&item);
+
+  /* the session and the slot outlive the client */
+  cudaipc_client_free (client);
+  client = NULL;
+  expect_closed ();
+  assert_content (mem, 3);
+  gst_memory_unref (mem);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_max_held)
+{
+  CudaIpcClientStats stats;
+  CudaIpcClientItem a, b, ev;
+  CudaIpcMsg msg;
+
+  cudaipc_client_set_max_held (client, 1);
+  connect_ok ();
+  send_stream_start (3);
+  send_frame (0, 0);
+  send_frame (1, 1);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_EOS;
+  msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+  msg.u.event.structure = "";
+  psend (&msg);
+
+  receive_frame (&a);
+  /* frame 1 is one too many: released at once, then the EOS */
+  receive_event (&ev, GST_EVENT_EOS);
+  cudaipc_client_item_clear (&ev);
+  expect_release (GEN, 1, 1);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.received, 2);
+  fail_unless_equals_uint64 (stats.dropped, 1);
+  fail_unless_equals_uint64 (stats.released, 1);
+  fail_unless_equals_int (stats.held, 1);
+
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 0);
+  send_frame (2, 2);
+  receive_frame (&b);
+  /* after a drop */
+  fail_unless (b.frame.discont);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN, 2, 2);
+
+  /* an empty frame goes back at once and is no drop */
+  frame_msg (0, 3, &msg);
+  msg.u.frame.size = 0;
+  msg.u.frame.n_planes = 0;
+  psend (&msg);
+  send_frame (1, 4);
+  receive_frame (&b);
+  expect_release (GEN, 0, 3);
+  fail_if (b.frame.discont);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN, 1, 4);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.dropped, 1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_new_ring_keeps_old_frames)
+{
+  CudaIpcClientStats stats;
+  CudaIpcClientItem a, b;
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  send_frame (0, 0);
+  receive_frame (&a);
+
+  /* a new ring (generation + 1) while slot 0 of the old one is held */
+  send_ring (GEN + 1, 2);
+  send_slots ();
+  send_frame (0, 1);
+  receive_frame (&b);
+  fail_unless_equals_int (b.frame.msg.generation, GEN + 1);
+  assert_content (b.frame.memory, 1);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_int (stats.generation, GEN + 1);
+  fail_unless_equals_int (stats.imports, 3);
+  fail_unless_equals_int (stats.held, 2);
+
+  /* the old frame's release names its own generation */
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 0);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN + 1, 0, 1);
+
+  /* a FRAME of the old generation now is stale */
+  frame_msg (0, 2, &msg);
+  msg.u.frame.generation = GEN;
+  psend (&msg);
+  expect_broken ("a FRAME names ring generation 7, the current one is 8");
+}
+
+GST_END_TEST;
+
+/* Events and the end of the stream */
+
+GST_START_TEST (test_events)
+{
+  CudaIpcClientItem item;
+  const GstSegment *seg;
+  const GstStructure *st;
+  GstTagList *tags;
+  gchar *title = NULL;
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_SEGMENT;
+  msg.u.event.running_time = 42;
+  msg.u.event.structure = "cudaipc-segment, format=(int)3, rate=(double)2, "
+      "applied-rate=(double)1, flags=(uint)0, base=(guint64)0, "
+      "offset=(guint64)0, start=(guint64)1000, stop=(guint64)18446744073709551615, "
+      "time=(guint64)1000, position=(guint64)1000, "
+      "duration=(guint64)18446744073709551615";
+  psend (&msg);
+  /* not a segment: skipped */
+  msg.u.event.structure = "cudaipc-segment, format=(int)2";
+  psend (&msg);
+  msg.u.event.event_type = GST_EVENT_TAG;
+  msg.u.event.structure = "taglist, title=(string)\"hello\"";
+  psend (&msg);
+  msg.u.event.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+  msg.u.event.structure = "my-event, n=(int)3";
+  psend (&msg);
+  /* not a type that travels: skipped */
+  msg.u.event.event_type = GST_EVENT_FLUSH_START;
+  msg.u.event.structure = "";
+  psend (&msg);
+  msg.u.event.event_type = GST_EVENT_EOS;
+  psend (&msg);
+
+  receive_event (&item, GST_EVENT_SEGMENT);
+  fail_unless_equals_uint64 (item.running_time, 42);
+  gst_event_parse_segment (item.event, &seg);
+  fail_unless_equals_int (seg->format, GST_FORMAT_TIME);
+  fail_unless (seg->rate == 2.0);
+  fail_unless_equals_uint64 (seg->start, 1000);
+  cudaipc_client_item_clear (&item);
+
+  receive_event (&item, GST_EVENT_TAG);
+  gst_event_parse_tag (item.event, &tags);
+  fail_unless (gst_tag_list_get_string (tags, GST_TAG_TITLE, &title));
+  fail_unless_equals_string (title, "hello");
+  g_free (title);
+  cudaipc_client_item_clear (&item);
+
+  receive_event (&item, GST_EVENT_CUSTOM_DOWNSTREAM);
+  st = gst_event_get_structure (item.event);
+  fail_unless (gst_structure_has_name (st, "my-event"));
+  cudaipc_client_item_clear (&item);
+
+  receive_event (&item, GST_EVENT_EOS);
+  cudaipc_client_item_clear (&item);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_producer_bye)
+{
+  CudaIpcClientItem item, held;
+  CudaIpcClientStatus st;
+
+  connect_ok ();
+  send_stream_start (1);
+  send_frame (0, 0);
+  receive_frame (&held);
+  producer_send_bye (prod->conn, CUDAIPC_BYE_NORMAL, "the producer stopped");
+  st = cudaipc_client_receive (client, &item, NULL);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CLOSED);
+  fail_unless (item.said_bye);
+  fail_unless_equals_int (item.bye_reason, CUDAIPC_BYE_NORMAL);
+  fail_unless_equals_string (item.bye_text, "the producer stopped");
+  fail_unless_equals_string (cudaipc_client_bye_reason_name
+      (item.bye_reason), "normal");
+  cudaipc_client_item_clear (&item);
+  fail_if (cudaipc_client_is_connected (client));
+  /* the frame is still good, and its release sends nothing */
+  assert_content (held.frame.memory, 0);
+  cudaipc_client_item_clear (&held);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_producer_hangs_up)
+{
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+
+  connect_ok ();
+  cudaipc_conn_free (prod->conn);
+  prod->conn = NULL;
+  st = cudaipc_client_receive (client, &item, NULL);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CLOSED);
+  fail_if (item.said_bye);
+  cudaipc_client_item_clear (&item);
+  fail_if (cudaipc_client_is_connected (client));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cancel_receive)
+{
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  GThread *t;
+  gint64 t0;
+
+  connect_ok ();
+  send_stream_start (1);
+  t0 = g_get_monotonic_time ();
+  t = g_thread_new ("cancel", cancel_later, client);
+  st = cudaipc_client_receive (client, &item, NULL);
+  g_thread_join (t);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CANCELLED);
+  fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC);
+  cudaipc_client_item_clear (&item);
+  fail_unless (cudaipc_client_is_connected (client));
+
+  /* uncancelled, the connection goes on */
+  cudaipc_client_uncancel (client);
+  send_frame (0, 0);
+  receive_frame (&item);
+  assert_content (item.frame.memory, 0);
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_fixated)
+{
+  CudaIpcClientItem item;
+
+  connect_ok ();
+  send_ring (GEN, 1);
+  send_slots ();
+  /* a list: not fixed after parsing */
+  send_caps (1, "video/x-raw, format=(string)GRAY8, width=(int)64, "
+      "height=(int)4, framerate=(fraction){ 30/1, 15/1 }");
+  send_frame (0, 0);
+  receive_frame (&item);
+  fail_unless (gst_caps_is_fixed (item.frame.caps));
+  fail_unless (gst_caps_get_features (item.frame.caps, 0) == NULL ||
+      gst_caps_features_is_equal (gst_caps_get_features (item.frame.caps, 0),
+          GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY));
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 0);
+}
+
+GST_END_TEST;
+
+/* A hostile producer */
+
+GST_START_TEST (test_slot_wrong_generation)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_ring (GEN, 2);
+  slot_msg (0, &msg);
+  msg.u.slot.generation = GEN + 1;
+  psend (&msg);
+  expect_broken ("SLOT 0 names ring generation 8, the current one is 7");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_twice)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_ring (GEN, 2);
+  slot_msg (1, &msg);
+  psend (&msg);
+  psend (&msg);
+  expect_broken ("SLOT 1 was announced twice");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_beyond_ring)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_ring (GEN, 2);
+  slot_msg (1, &msg);
+  msg.u.slot.index = 2;
+  psend (&msg);
+  expect_broken ("SLOT 2 is beyond the ring's 2 slots");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_before_ring)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  /* the producer's own ring, never announced */
+  prod->ring = cudaipc_ring_new (prod->dev, 1, page (), 0, GEN, NULL);
+  fail_unless (prod->ring != NULL);
+  slot_msg (0, &msg);
+  psend (&msg);
+  expect_broken ("SLOT 0 came before any RING");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_unaligned)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_ring (GEN, 1);
+  slot_msg (0, &msg);
+  /* not a multiple of the page */
+  msg.u.slot.alloc_sizes[0] = page () / 2;
+  msg.u.slot.size = page () / 2;
+  psend (&msg);
+  expect_broken ("the descriptor of slot 0 failed its checks");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_unknown_slot)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_ring (GEN, 2);
+  /* only slot 0 is announced */
+  slot_msg (0, &msg);
+  psend (&msg);
+  send_caps (1, CAPS_GRAY);
+  frame_msg (1, 0, &msg);
+  psend (&msg);
+  expect_broken ("a FRAME names slot 1, which no SLOT announced");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_before_ring)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
+  msg.u.frame.size = FRAME_SIZE;
+  psend (&msg);
+  expect_broken ("a FRAME came before any RING");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_stale_generation)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.generation = GEN - 1;
+  psend (&msg);
+  expect_broken ("a FRAME names ring generation 6, the current one is 7");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_larger_than_slot)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.size = page () + 1;
+  psend (&msg);
+  expect_broken ("does not fit slot 0");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_plane_offset_outside)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.planes[0].offset = FRAME_SIZE;
+  psend (&msg);
+  expect_broken ("plane 0 of a FRAME starts at byte 256, beyond the "
+      "frame's 256 bytes");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_plane_stride_outside)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  /* four rows of 128 bytes do not fit 256 */
+  msg.u.frame.planes[0].stride = 2 * W;
+  psend (&msg);
+  expect_broken ("beyond the frame's 256 bytes");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_plane_stride_short)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.planes[0].stride = W - 1;
+  psend (&msg);
+  expect_broken ("less than a row of 64 bytes");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_plane_count)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.n_planes = 2;
+  psend (&msg);
+  expect_broken ("a FRAME has 2 planes, its format GRAY8 has 1");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_republished_while_held)
+{
+  CudaIpcClientItem item;
+
+  connect_ok ();
+  send_stream_start (2);
+  send_frame (0, 0);
+  receive_frame (&item);
+  send_frame (0, 1);
+  expect_broken ("slot 0 was published again while this consumer still "
+      "holds it");
+  /* the frame from before stays readable; its release sends nothing */
+  assert_content (item.frame.memory, 1);
+  cudaipc_client_item_clear (&item);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_frame_unknown_caps)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  frame_msg (0, 0, &msg);
+  msg.u.frame.caps_id = 9;
+  psend (&msg);
+  expect_broken ("a FRAME names caps id 9, which no CAPS announced");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_not_video)
+{
+  connect_ok ();
+  send_ring (GEN, 1);
+  send_caps (3, "audio/x-raw, format=(string)S16LE, rate=(int)48000, "
+      "channels=(int)2, layout=(string)interleaved");
+  expect_broken ("CAPS 3 are not raw video");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_not_one_structure)
+{
+  connect_ok ();
+  send_caps (4, "video/x-raw, width=(int)2; video/x-raw, width=(int)4");
+  expect_broken ("CAPS 4 are not one caps structure");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_garbage_datagram)
+{
+  static const guint8 junk[] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
+    7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
+  };
+  union
+  {
+    struct cmsghdr align;
+    guint8 buf[CMSG_SPACE (sizeof (int))];
+  } control;
+  struct iovec iov = { (void *) junk, sizeof (junk) };
+  struct msghdr mh = { 0 };
+  struct cmsghdr *cmsg;
+  int memfd;
+
+  connect_ok ();
+  /* an fd comes along: the client must close it */
+  memfd = memfd_create ("junk", MFD_CLOEXEC);
+  fail_unless (memfd >= 0);
+  memset (&control, 0, sizeof (control));
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control.buf;
+  mh.msg_controllen = sizeof (control.buf);
+  cmsg = CMSG_FIRSTHDR (&mh);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cmsg), &memfd, sizeof (int));
+  fail_unless_equals_int (sendmsg (cudaipc_conn_get_fd (prod->conn), &mh,
+          MSG_NOSIGNAL), sizeof (junk));
+  close (memfd);
+  expect_broken ("sent a bad");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_release_from_producer)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  send_stream_start (1);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
+  msg.u.release.generation = GEN;
+  psend (&msg);
+  expect_broken ("unexpected RELEASE message");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hello_again)
+{
+  CudaIpcMsg msg;
+
+  connect_ok ();
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.name = "again";
+  psend (&msg);
+  expect_broken ("unexpected HELLO message");
+}
+
+GST_END_TEST;
+
+static Suite *
+client_suite (void)
+{
+  Suite *s = suite_create ("client");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_connect_retry);
+  tcase_add_test (tc, test_connect_timeout);
+  tcase_add_test (tc, test_connect_to_dying_producer);
+  tcase_add_test (tc, test_cancel_connect);
+  tcase_add_test (tc, test_hello_timeout);
+  tcase_add_test (tc, test_version_mismatch);
+  tcase_add_test (tc, test_refused);
+  tcase_add_test (tc, test_normal_flow);
+  tcase_add_test (tc, test_release_from_other_thread);
+  tcase_add_test (tc, test_no_release_after_disconnect);
+  tcase_add_test (tc, test_frame_outlives_client);
+  tcase_add_test (tc, test_max_held);
+  tcase_add_test (tc, test_new_ring_keeps_old_frames);
+  tcase_add_test (tc, test_events);
+  tcase_add_test (tc, test_producer_bye);
+  tcase_add_test (tc, test_producer_hangs_up);
+  tcase_add_test (tc, test_cancel_receive);
+  tcase_add_test (tc, test_caps_fixated);
+  tcase_add_test (tc, test_slot_wrong_generation);
+  tcase_add_test (tc, test_slot_twice);
+  tcase_add_test (tc, test_slot_beyond_ring);
+  tcase_add_test (tc, test_slot_before_ring);
+  tcase_add_test (tc, test_slot_unaligned);
+  tcase_add_test (tc, test_frame_unknown_slot);
+  tcase_add_test (tc, test_frame_before_ring);
+  tcase_add_test (tc, test_frame_stale_generation);
+  tcase_add_test (tc, test_frame_larger_than_slot);
+  tcase_add_test (tc, test_plane_offset_outside);
+  tcase_add_test (tc, test_plane_stride_outside);
+  tcase_add_test (tc, test_plane_stride_short);
+  tcase_add_test (tc, test_plane_count);
+  tcase_add_test (tc, test_slot_republished_while_held);
+  tcase_add_test (tc, test_frame_unknown_caps);
+  tcase_add_test (tc, test_caps_not_video);
+  tcase_add_test (tc, test_caps_not_one_structure);
+  tcase_add_test (tc, test_garbage_datagram);
+  tcase_add_test (tc, test_release_from_producer);
+  tcase_add_test (tc, test_hello_again);
+  return s;
+}
+
+GST_CHECK_MAIN (client);

@@ -1,0 +1,1139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The producer's server over a real socket in a temporary folder, with
+ * the host backend, driven by raw clients written with connection.h and
+ * protocol.h: the handshake and its refusals, the handshake timeout,
+ * holds and releases across two clients, misbehaving clients, waits for a
+ * slot (deadline, flushing, wake-up, a client that leaves), ring rebuilds
+ * on a caps change, late joiners, and shutdown.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* memfd_create */
+#endif
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "block.h"
+#include "connection.h"
+#include "descriptor.h"
+#include "error.h"
+#include "server.h"
+#include "test-util.h"
+
+#define CAPS_SMALL "video/x-raw, format=(string)GRAY8, width=(int)64, " \
+  "height=(int)64, framerate=(fraction)30/1"
+#define CAPS_LARGE "video/x-raw, format=(string)GRAY8, width=(int)192, " \
+  "height=(int)64, framerate=(fraction)30/1"
+#define WAIT_MS 5000
+
+static gchar *tmpdir, *sock_path;
+static CudaIpcDevice *dev;
+static guint fds_before;
+static guint64 page;
+
+/* Notices from the server's callbacks, as text */
+static GMutex notice_lock;
+static GCond notice_cond;
+static GPtrArray *notices;
+static GThread *test_thread;
+static gint wrong_thread;
+
+static void
+add_notice (gchar * text)
+{
+  if (g_thread_self () == test_thread)
+    g_atomic_int_inc (&wrong_thread);
+  g_mutex_lock (&notice_lock);
+  g_ptr_array_add (notices, text);
+  g_cond_broadcast (&notice_cond);
+  g_mutex_unlock (&notice_lock);
+}
+
+static void
+on_joined (const gchar * name, gint pid, gpointer user_data)
+{
+  fail_unless_equals_int (pid, getpid ());
+  add_notice (g_strdup_printf ("joined %s", name));
+}
+
+static void
+on_left (const gchar * name, gint pid, const gchar * reason, gpointer user_data)
+{
+  add_notice (g_strdup_printf ("left %s: %s", name, reason));
+}
+
+static void
+on_warning (const gchar * text, const gchar * debug, gpointer user_data)
+{
+  fail_unless (debug != NULL);
+  add_notice (g_strdup_printf ("warning %s", text));
+}
+
+static const CudaIpcServerCallbacks callbacks = {
+  on_joined, on_left, on_warning,
+};
+
+/* Waits for a notice that contains @what and takes it off the list. */
+static void
+expect_notice (const gchar * what)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_MS * 1000;
+  gboolean found = FALSE;
+
+  g_mutex_lock (&notice_lock);
+  while (!found) {
+    for (guint i = 0; i < notices->len; i++) {
+      if (strstr (g_ptr_array_index (notices, i), what)) {
+        g_ptr_array_remove_index (notices, i);
+        found = TRUE;
+        break;
+      }
+    }
+    if (!found && !g_cond_wait_until (&notice_cond, &notice_lock, deadline))
+      break;
+  }
+  g_mutex_unlock (&notice_lock);
+  fail_unless (found, "no notice \"%s\"", what);
+}
+
+static guint
+count_notices (const gchar * what)
+{
+  guint n = 0;
+
+  g_mutex_lock (&notice_lock);
+  for (guint i = 0; i < notices->len; i++) {
+    if (strstr (g_ptr_array_index (notices, i), what))
+      n++;
+  }
+  g_mutex_unlock (&notice_lock);
+  return n;
+}
+
+static void
+setup (void)
+{
+  GError *err = NULL;
+
+  dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
+  fail_unless (dev != NULL, "host device: %s", err ? err->message : "?");
+  page = cudaipc_device_get_granularity (dev);
+  tmpdir = g_dir_make_tmp ("cudaipc-server-XXXXXX", &err);
+  fail_unless (tmpdir != NULL, "%s", err ? err->message : "?");
+  sock_path = g_build_filename (tmpdir, "producer.sock", NULL);
+  notices = g_ptr_array_new_with_free_func (g_free);
+  test_thread = g_thread_self ();
+  wrong_thread = 0;
+  fds_before = cudaipc_test_count_fds ();
+}
+
+static void
+teardown (void)
+{
+  fail_unless (!g_file_test (sock_path, G_FILE_TEST_EXISTS),
+      "the socket file is still there");
+  fail_unless_equals_int (g_rmdir (tmpdir), 0);
+  fail_unless_equals_int (g_atomic_int_get (&wrong_thread), 0);
+  g_clear_pointer (&notices, g_ptr_array_unref);
+  g_clear_pointer (&sock_path, g_free);
+  g_clear_pointer (&tmpdir, g_free);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+  g_clear_pointer (&dev, cudaipc_device_unref);
+}
+
+static CudaIpcServer *
+start_server (guint n_slots)
+{
+  GError *err = NULL;
+  CudaIpcServer *s = cudaipc_server_new (dev, sock_path, 0600, n_slots,
+      "test-producer", &callbacks, NULL, &err);
+
+  fail_unless (s != NULL, "server: %s", err ? err->message : "?");
+  return s;
+}
+
+/* Raw clients */
+
+static void
+recv_msg (CudaIpcConn * conn, CudaIpcMsg * msg, CudaIpcMsgType type)
+{
+  gint ret;
+
+  fail_unless_equals_int (cudaipc_conn_wait (conn, WAIT_MS), 1);
+  ret = cudaipc_conn_recv (conn, msg);
+  fail_unless_equals_int (ret, 0);
+  fail_unless (msg->type == type, "got %s, expected %s",
+      cudaipc_msg_type_name (msg->type), cudaipc_msg_type_name (type));
+}
+
+/* Nothing more arrives within @ms. */
+static void
+expect_quiet (CudaIpcConn * conn, gint ms)
+{
+  fail_unless_equals_int (cudaipc_conn_wait (conn, ms), 0);
+}
+
+static void
+expect_closed (CudaIpcConn * conn)
+{
+  CudaIpcMsg msg;
+
+  fail_unless_equals_int (cudaipc_conn_wait (conn, WAIT_MS), 1);
+  fail_unless_equals_int (cudaipc_conn_recv (conn, &msg), -EPIPE);
+}
+
+static void
+expect_bye (CudaIpcConn * conn, CudaIpcByeReason reason, const gchar * text)
+{
+  CudaIpcMsg msg;
+
+  recv_msg (conn, &msg, CUDAIPC_MSG_BYE);
+  fail_unless_equals_int (msg.u.bye.reason, reason);
+  fail_unless (strstr (msg.u.bye.text, text) != NULL, "BYE \"%s\"",
+      msg.u.bye.text);
+  cudaipc_msg_clear (&msg);
+  expect_closed (conn);
+}
+
+static void
+send_msg (CudaIpcConn * conn, const CudaIpcMsg * msg)
+{
+  fail_unless_equals_int (cudaipc_conn_send (conn, msg), 0);
+}
+
+static void
+send_hello (CudaIpcConn * conn, guint32 version, guint32 backend,
+    const gchar * name)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = version;
+  msg.u.hello.backend = backend;
+  msg.u.hello.pid = getpid ();
+  msg.u.hello.name = name;
+  send_msg (conn, &msg);
+}
+
+static void
+send_release (CudaIpcConn * conn, guint32 generation, guint32 slot, guint64 seq)
+{
+  CudaIpcMsg msg;
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
+  msg.u.release.generation = generation;
+  msg.u.release.slot = slot;
+  msg.u.release.seq = seq;
+  send_msg (conn, &msg);
+}
+
+/* Connects and reads the server's HELLO. */
+static CudaIpcConn *
+connect_client (void)
+{
+  CudaIpcMsg msg;
+  guint8 zero[CUDAIPC_UUID_LEN] = { 0 };
+  int fd = -1;
+  CudaIpcConn *conn;
+
+  fail_unless_equals_int (cudaipc_socket_connect (sock_path, &fd), 0);
+  conn = cudaipc_conn_new (fd);
+  recv_msg (conn, &msg, CUDAIPC_MSG_HELLO);
+  fail_unless_equals_int (msg.u.hello.version, CUDAIPC_PROTOCOL_VERSION);
+  fail_unless_equals_int (msg.u.hello.backend, CUDAIPC_BACKEND_HOST);
+  fail_unless (memcmp (msg.u.hello.uuid, zero, sizeof (zero)) == 0);
+  fail_unless_equals_int (msg.u.hello.pid, getpid ());
+  fail_unless_equals_string (msg.u.hello.name, "test-producer");
+  cudaipc_msg_clear (&msg);
+  return conn;
+}
+
+/* A client past its handshake. */
+static CudaIpcConn *
+join (const gchar * name)
+{
+  CudaIpcConn *conn = connect_client ();
+  gchar *what = g_strdup_printf ("joined %s", name);
+
+  send_hello (conn, CUDAIPC_PROTOCOL_VERSION, CUDAIPC_BACKEND_HOST, name);
+  expect_notice (what);
+  g_free (what);
+  return conn;
+}
+
+/* RING, one SLOT per slot, CAPS. With @blocks, each slot is imported
+ * into it (the fds are checked the way a consumer does). Returns the slot
+ * size. */
+static guint64
+expect_ring (CudaIpcConn * conn, guint32 generation, guint n_slots,
+    guint32 caps_id, const gchar * caps, CudaIpcBlock ** blocks)
+{
+  CudaIpcMsg msg;
+  guint64 slot_size;
+
+  recv_msg (conn, &msg, CUDAIPC_MSG_RING);
+  fail_unless_equals_int (msg.u.ring.generation, generation);
+  fail_unless_equals_int (msg.u.ring.n_slots, n_slots);
+  slot_size = msg.u.ring.slot_size;
+  fail_unless (slot_size > 0 && slot_size % page == 0);
+
+  for (guint i = 0; i < n_slots; i++) {
+    recv_msg (conn, &msg, CUDAIPC_MSG_SLOT);
+    fail_unless_equals_int (msg.u.slot.generation, generation);
+    fail_unless_equals_int (msg.u.slot.index, i);
+    fail_unless (msg.u.slot.n_allocs >= 1);
+    fail_unless_equals_int (msg.n_fds, msg.u.slot.n_allocs);
+    fail_unless (msg.u.slot.size >= slot_size);
+    if (blocks) {
+      GError *err = NULL;
+      CudaIpcDescriptor *desc = cudaipc_descriptor_new_from_fds (dev,
+          msg.fds, msg.u.slot.alloc_sizes, msg.n_fds, msg.u.slot.size,
+          &err);
+
+      fail_unless (desc != NULL, "descriptor: %s", err ? err->message : "?");
+      blocks[i] = cudaipc_block_import (dev, desc, &err);
+      fail_unless (blocks[i] != NULL, "import: %s", err ? err->message : "?");
+      cudaipc_descriptor_free (desc);
+    }
+    cudaipc_msg_clear (&msg);
+  }
+
+  recv_msg (conn, &msg, CUDAIPC_MSG_CAPS);
+  fail_unless_equals_int (msg.u.caps.caps_id, caps_id);
+  fail_unless_equals_string (msg.u.caps.caps, caps);
+  cudaipc_msg_clear (&msg);
+  return slot_size;
+}
+
+static void
+expect_frame (CudaIpcConn * conn, CudaIpcFrameMsg * frame)
+{
+  CudaIpcMsg msg;
+
+  recv_msg (conn, &msg, CUDAIPC_MSG_FRAME);
+  *frame = msg.u.frame;
+  cudaipc_msg_clear (&msg);
+}
+
+/* The producer side */
+
+/* Acquires a slot (waiting up to WAIT_MS), fills @size bytes with @fill
+ * and publishes it; returns the frame as sent. */
+static CudaIpcFrameMsg
+produce (CudaIpcServer * s, guint64 size, guint8 fill)
+{
+  GError *err = NULL;
+  CudaIpcServerStatus st;
+  CudaIpcFrameMsg f = { 0 };
+  CudaIpcBlock *block = NULL;
+  guint slot = G_MAXUINT;
+
+  st = cudaipc_server_acquire (s, size,
+      g_get_monotonic_time () + WAIT_MS * 1000, &slot, &block, &err);
+  fail_unless_equals_int (st, CUDAIPC_SERVER_OK);
+  fail_unless (block != NULL);
+  fail_unless (cudaipc_block_get_size (block) >= size);
+  memset ((void *) cudaipc_block_get_ptr (block), fill, size);
+
+  f.size = size;
+  f.pts = fill * GST_MSECOND;
+  f.dts = GST_CLOCK_TIME_NONE;
+  f.duration = GST_MSECOND;
+  f.clock_time = GST_CLOCK_TIME_NONE;
+  f.n_planes = 1;
+  f.planes[0].stride = 64;
+  cudaipc_server_publish (s, slot, &f);
+  fail_unless_equals_int (f.slot, slot);
+  return f;
+}
+
+static CudaIpcServerStatus
+try_acquire (CudaIpcServer * s, gint64 deadline, guint * slot)
+{
+  CudaIpcBlock *block = NULL;
+  GError *err = NULL;
+  CudaIpcServerStatus st;
+
+  st = cudaipc_server_acquire (s, page, deadline, slot, &block, &err);
+  fail_unless (st != CUDAIPC_SERVER_ERROR, "%s", err ? err->message : "?");
+  return st;
+}
+
+/* A counter of the stats, or of the client named @client in them. */
+static guint64
+stat_of (CudaIpcServer * s, const gchar * client, const gchar * field)
+{
+  GstStructure *st = cudaipc_server_get_stats (s);
+  const GstStructure *target = NULL;
+  guint64 v64 = 0;
+  guint v = 0;
+
+  fail_unless (gst_structure_has_name (st, "application/x-cudaipcsink-stats"));
+  if (client) {
+    const GValue *arr = gst_structure_get_value (st, "client-stats");
+
+    for (guint i = 0; i < gst_value_array_get_size (arr); i++) {
+      const GstStructure *cs =
+          gst_value_get_structure (gst_value_array_get_value (arr, i));
+
+      if (g_strcmp0 (gst_structure_get_string (cs, "name"), client) == 0)
+        target = cs;
+    }
+    fail_unless (target != NULL, "no client %s in the stats", client);
+  } else {
+    target = st;
+  }
+  if (!gst_structure_get_uint64 (target, field, &v64)) {
+    fail_unless (gst_structure_get_uint (target, field, &v), "no %s", field);
+    v64 = v;
+  }
+  gst_structure_free (st);
+  return v64;
+}
+
+/* Waits until the server counted @n RELEASEs from @client. */
+static void
+wait_released (CudaIpcServer * s, const gchar * client, guint64 n)
+{
+  for (gint i = 0; i < WAIT_MS / 5; i++) {
+    if (stat_of (s, client, "frames-released") >= n)
+      return;
+    g_usleep (5000);
+  }
+  fail ("client %s released fewer than %" G_GUINT64_FORMAT " frames",
+      client, n);
+}
+
+/* Acquire in another thread */
+
+typedef struct
+{
+  CudaIpcServer *server;
+  gint64 deadline;
+  CudaIpcServerStatus status;
+  guint slot;
+  gint64 took;
+} Waiter;
+
+static gpointer
+waiter_func (gpointer data)
+{
+  Waiter *w = data;
+  CudaIpcBlock *block = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+
+  w->status = cudaipc_server_acquire (w->server, page, w->deadline, &w->slot,
+      &block, NULL);
+  w->took = g_get_monotonic_time () - t0;
+  return NULL;
+}
+
+static GThread *
+start_waiter (Waiter * w, CudaIpcServer * s, gint64 deadline)
+{
+  GThread *t;
+
+  w->server = s;
+  w->deadline = deadline;
+  w->status = CUDAIPC_SERVER_ERROR;
+  t = g_thread_new ("waiter", waiter_func, w);
+  /* most likely waiting by now; the checks hold either way */
+  g_usleep (100000);
+  return t;
+}
+
+/* Tests */
+
+GST_START_TEST (test_handshake)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcBlock *blocks[2] = { NULL, NULL };
+  CudaIpcFrameMsg sent, got;
+  GError *err = NULL;
+  const guint8 *p;
+  CudaIpcConn *c;
+
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 0);
+
+  c = join ("c1");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+  fail_unless_equals_int (stat_of (s, NULL, "clients"), 1);
+  fail_unless_equals_int (stat_of (s, "c1", "frames-sent"), 0);
+  /* no ring yet: nothing more */
+  expect_quiet (c, 100);
+
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  expect_quiet (c, 100);
+  sent = produce (s, page, 0x5a);
+  fail_unless_equals_int (sent.seq, 1);
+  fail_unless_equals_int (sent.generation, 1);
+  fail_unless_equals_int (sent.caps_id, 1);
+
+  expect_ring (c, 1, 2, 1, CAPS_SMALL, blocks);
+  expect_frame (c, &got);
+  fail_unless_equals_int (got.generation, 1);
+  fail_unless_equals_int (got.slot, sent.slot);
+  fail_unless_equals_int (got.seq, 1);
+  fail_unless_equals_int (got.caps_id, 1);
+  fail_unless_equals_int (got.size, page);
+  fail_unless_equals_uint64 (got.pts, 0x5a * GST_MSECOND);
+  fail_unless_equals_uint64 (got.publish_time, sent.publish_time);
+  fail_unless_equals_int (got.n_planes, 1);
+  fail_unless_equals_int (got.planes[0].stride, 64);
+  /* the bytes went through the slot's own memory */
+  p = (const guint8 *) cudaipc_block_get_ptr (blocks[got.slot]);
+  fail_unless (p[0] == 0x5a && p[page - 1] == 0x5a);
+  fail_unless_equals_int (stat_of (s, "c1", "frames-sent"), 1);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 1);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-published"), 1);
+
+  send_release (c, got.generation, got.slot, got.seq);
+  wait_released (s, "c1", 1);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 0);
+
+  cudaipc_conn_free (c);
+  expect_notice ("left c1: connection closed");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  cudaipc_block_free (blocks[0]);
+  cudaipc_block_free (blocks[1]);
+  cudaipc_server_free (s);
+  fail_unless_equals_int (count_notices ("warning"), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_busy_and_stop)
+{
+  CudaIpcServer *s = start_server (2), *other;
+  GError *err = NULL;
+  gchar *text;
+
+  /* a live producer on the path: refused, and its socket left alone */
+  other = cudaipc_server_new (dev, sock_path, 0600, 2, "second", NULL,
+      NULL, &err);
+  fail_unless (other == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY));
+  text = g_strdup_printf ("another producer is live on %s", sock_path);
+  fail_unless_equals_string (err->message, text);
+  g_free (text);
+  g_clear_error (&err);
+  fail_unless (g_file_test (sock_path, G_FILE_TEST_EXISTS));
+
+  /* bad arguments */
+  fail_unless (cudaipc_server_new (dev, "", 0600, 2, "x", NULL, NULL,
+          &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+  g_clear_error (&err);
+  fail_unless (cudaipc_server_new (dev, sock_path, 0600, 0, "x", NULL,
+          NULL, &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_clear_error (&err);
+
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stop_says_bye)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg f;
+  GstStructure *stats;
+  CudaIpcConn *c;
+  guint64 v = 0;
+
+  c = join ("c1");
+  produce (s, page, 1);
+  produce (s, page, 2);
+  /* no caps were set: RING and SLOTs only */
+  {
+    CudaIpcMsg msg;
+
+    recv_msg (c, &msg, CUDAIPC_MSG_RING);
+    cudaipc_msg_clear (&msg);
+    for (guint i = 0; i < 2; i++) {
+      recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+      cudaipc_msg_clear (&msg);
+    }
+  }
+  expect_frame (c, &f);
+  expect_frame (c, &f);
+
+  cudaipc_server_stop (s);
+  expect_notice ("left c1: the producer stopped");
+  expect_bye (c, CUDAIPC_BYE_NORMAL, "the producer stopped");
+  fail_unless (!g_file_test (sock_path, G_FILE_TEST_EXISTS));
+
+  /* counters outlive stop() */
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  stats = cudaipc_server_get_stats (s);
+  fail_unless (gst_structure_get_uint64 (stats, "frames-published", &v));
+  fail_unless_equals_int (v, 2);
+  gst_structure_free (stats);
+
+  cudaipc_server_free (s);
+  cudaipc_conn_free (c);
+
+  /* and a server that never ran */
+  stats = cudaipc_server_get_stats (NULL);
+  fail_unless (gst_structure_get_uint64 (stats, "frames-published", &v));
+  fail_unless_equals_int (v, 0);
+  fail_unless (gst_structure_has_field (stats, "client-stats"));
+  gst_structure_free (stats);
+  cudaipc_server_free (NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_version_mismatch)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *c = connect_client ();
+  gchar *text;
+
+  send_hello (c, CUDAIPC_PROTOCOL_VERSION + 1, CUDAIPC_BACKEND_HOST, "new");
+  expect_bye (c, CUDAIPC_BYE_VERSION, "protocol version 2 is not supported");
+  text = g_strdup_printf ("warning Refused consumer (pid %d): protocol "
+      "version 2 is not supported, this producer speaks 1", getpid ());
+  expect_notice (text);
+  g_free (text);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  fail_unless_equals_int (count_notices ("joined"), 0);
+  fail_unless_equals_int (count_notices ("left"), 0);
+
+  cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_backend_mismatch)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *c = connect_client ();
+
+  send_hello (c, CUDAIPC_PROTOCOL_VERSION, CUDAIPC_BACKEND_CUDA, "gpu");
+  expect_bye (c, CUDAIPC_BYE_BACKEND,
+      "the consumer uses the cuda backend, this producer uses host");
+  expect_notice ("warning Refused consumer 'gpu'");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  fail_unless_equals_int (count_notices ("joined"), 0);
+
+  cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_handshake_timeout)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *c, *ok;
+  gint64 t0, took;
+
+  cudaipc_server_set_handshake_timeout (s, 200);
+  t0 = g_get_monotonic_time ();
+  c = connect_client ();
+  /* a client that answers in time is not affected */
+  ok = join ("ok");
+
+  expect_bye (c, CUDAIPC_BYE_PROTOCOL, "no HELLO in time");
+  took = g_get_monotonic_time () - t0;
+  fail_unless (took >= 190 * 1000 && took < 3 * G_USEC_PER_SEC,
+      "dropped after %" G_GINT64_FORMAT " us", took);
+  expect_notice ("did not complete its handshake in 200 ms; disconnected it");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+  expect_quiet (ok, 100);
+
+  cudaipc_conn_free (c);
+  cudaipc_conn_free (ok);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_slot_held_until_every_client_released)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *c1, *c2;
+  CudaIpcFrameMsg a, b, f;
+  GError *err = NULL;
+  guint slot;
+
+  c1 = join ("c1");
+  c2 = join ("c2");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  a = produce (s, page, 1);
+  b = produce (s, page, 2);
+  fail_unless (a.slot != b.slot);
+  for (guint i = 0; i < 2; i++) {
+    CudaIpcConn *c = i == 0 ? c1 : c2;
+
+    expect_ring (c, 1, 2, 1, CAPS_SMALL, NULL);
+    expect_frame (c, &f);
+    fail_unless_equals_int (f.slot, a.slot);
+    expect_frame (c, &f);
+    fail_unless_equals_int (f.slot, b.slot);
+  }
+
+  /* both slots held by both clients: a frame now is dropped */
+  fail_unless_equals_int (try_acquire (s, 0, &slot), CUDAIPC_SERVER_TIMEOUT);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 1);
+
+  /* one of two holders released slot a: still not free */
+  send_release (c1, a.generation, a.slot, a.seq);
+  wait_released (s, "c1", 1);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 1);
+  fail_unless_equals_int (stat_of (s, "c2", "held"), 2);
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () + 50000,
+          &slot), CUDAIPC_SERVER_TIMEOUT);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 2);
+
+  /* the second holder released it: free */
+  send_release (c2, a.generation, a.slot, a.seq);
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () +
+          WAIT_MS * 1000, &slot), CUDAIPC_SERVER_OK);
+  fail_unless_equals_int (slot, a.slot);
+  cudaipc_server_abort (s, slot);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-published"), 2);
+
+  cudaipc_conn_free (c1);
+  cudaipc_conn_free (c2);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_release_not_held)
+{
+  CudaIpcServer *s = start_server (4);
+  CudaIpcConn *good, *bad, *worse;
+  CudaIpcFrameMsg f, g;
+  GError *err = NULL;
+  gchar *text;
+
+  good = join ("good");
+  bad = join ("bad");
+  worse = join ("worse");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  f = produce (s, page, 1);
+  expect_ring (good, 1, 4, 1, CAPS_SMALL, NULL);
+  expect_ring (bad, 1, 4, 1, CAPS_SMALL, NULL);
+  expect_ring (worse, 1, 4, 1, CAPS_SMALL, NULL);
+  expect_frame (good, &g);
+  expect_frame (bad, &g);
+  expect_frame (worse, &g);
+
+  /* a slot of the ring it never got, and one that does not exist */
+  send_release (bad, f.generation, (f.slot + 1) % 4, 77);
+  send_release (worse, f.generation, 40, 78);
+  expect_bye (bad, CUDAIPC_BYE_PROTOCOL, "released a slot it does not hold");
+  expect_bye (worse, CUDAIPC_BYE_PROTOCOL, "released a slot it does not hold");
+  text = g_strdup_printf ("warning Consumer 'bad' (pid %d) released slot "
+      "%u of generation 1, which it does not hold; disconnected it",
+      getpid (), (f.slot + 1) % 4);
+  expect_notice (text);
+  g_free (text);
+  expect_notice ("slot 40 of generation 1, which does not exist; "
+      "disconnected it");
+  expect_notice ("left bad: protocol error: released slot");
+  expect_notice ("left worse: protocol error: released slot 40 of "
+      "generation 1, which does not exist");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+
+  /* the others' holds went with them; the good one goes on receiving
+   * every frame, round the ring several times */
+  send_release (good, f.generation, f.slot, f.seq);
+  for (guint i = 0; i < 12; i++) {
+    CudaIpcFrameMsg sent = produce (s, page, 10 + i);
+
+    expect_frame (good, &g);
+    fail_unless_equals_int (g.seq, sent.seq);
+    fail_unless_equals_int (g.seq, f.seq + 1 + i);
+    send_release (good, g.generation, g.slot, g.seq);
+  }
+  wait_released (s, "good", 13);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 0);
+  fail_unless_equals_int (stat_of (s, "good", "frames-sent"), 13);
+
+  cudaipc_conn_free (good);
+  cudaipc_conn_free (bad);
+  cudaipc_conn_free (worse);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stale_release_ignored)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg old, cur, g;
+  GError *err = NULL;
+  CudaIpcConn *c;
+  CudaIpcMsg msg;
+
+  c = join ("c1");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  old = produce (s, page, 1);
+  expect_ring (c, 1, 2, 1, CAPS_SMALL, NULL);
+  expect_frame (c, &g);
+
+  /* a bigger frame: generation 2, while the client holds a slot of 1 */
+  fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  cur = produce (s, 3 * page, 2);
+  fail_unless_equals_int (cur.generation, 2);
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  expect_ring (c, 2, 2, 2, CAPS_LARGE, NULL);
+  expect_frame (c, &g);
+
+  /* stale: counted, nothing else; the same slot index of generation 2
+   * is still held */
+  send_release (c, old.generation, cur.slot, old.seq);
+  wait_released (s, "c1", 1);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 1);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+
+  send_release (c, cur.generation, cur.slot, cur.seq);
+  wait_released (s, "c1", 2);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 0);
+  produce (s, 3 * page, 3);
+  expect_frame (c, &g);
+  fail_unless_equals_int (g.seq, 3);
+  fail_unless_equals_int (count_notices ("warning"), 0);
+  fail_unless_equals_int (count_notices ("left"), 0);
+
+  cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_closed_client_frees_its_slots)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg g;
+  CudaIpcConn *c;
+  Waiter w;
+  GThread *t;
+
+  c = join ("c1");
+  produce (s, page, 1);
+  produce (s, page, 2);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 2);
+
+  t = start_waiter (&w, s, g_get_monotonic_time () + 20 * G_USEC_PER_SEC);
+  /* it never released a frame; closing gives both slots back at once */
+  cudaipc_conn_free (c);
+  g_thread_join (t);
+  fail_unless_equals_int (w.status, CUDAIPC_SERVER_OK);
+  fail_unless (w.took < 5 * G_USEC_PER_SEC);
+  cudaipc_server_abort (s, w.slot);
+  expect_notice ("left c1: connection closed");
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 0);
+
+  /* and the other slot is free too */
+  g = produce (s, page, 3);
+  fail_unless_equals_int (g.seq, 3);
+  produce (s, page, 4);
+
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* Sends @len bytes as one datagram with @fd attached. */
+static void
+send_raw_with_fd (int sock, const guint8 * data, gsize len, int fd)
+{
+  union
+  {
+    struct cmsghdr align;
+    guint8 buf[CMSG_SPACE (sizeof (int))];
+  } control;
+  struct msghdr mh = { 0 };
+  struct iovec iov = { (void *) data, len };
+  struct cmsghdr *cmsg;
+
+  memset (&control, 0, sizeof (control));
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control.buf;
+  mh.msg_controllen = sizeof (control.buf);
+  cmsg = CMSG_FIRSTHDR (&mh);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cmsg), &fd, sizeof (int));
+  fail_unless_equals_int (sendmsg (sock, &mh, MSG_NOSIGNAL), len);
+}
+
+GST_START_TEST (test_garbage_drops_client)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *junk, *good;
+  CudaIpcFrameMsg f, g;
+  GError *err = NULL;
+  gchar *text;
+  guint8 garbage[200];
+  guint n_fds;
+  int memfd;
+
+  good = join ("good");
+  junk = join ("junk");
+
+  for (guint i = 0; i < sizeof (garbage); i++)
+    garbage[i] = (guint8) (i * 37 + 11);
+  memfd = memfd_create ("cudaipc-test-junk", MFD_CLOEXEC);
+  fail_unless (memfd >= 0);
+  n_fds = cudaipc_test_count_fds ();
+  send_raw_with_fd (cudaipc_conn_get_fd (junk), garbage, sizeof (garbage),
+      memfd);
+  expect_bye (junk, CUDAIPC_BYE_PROTOCOL, "malformed message");
+  text = g_strdup_printf ("warning Consumer 'junk' (pid %d) sent a "
+      "malformed message", getpid ());
+  expect_notice (text);
+  g_free (text);
+  expect_notice ("left junk: protocol error");
+  /* the server's end of that connection is closed, and so is the copy
+   * of the fd that reached it */
+  fail_unless_equals_int (cudaipc_test_count_fds (), n_fds - 1);
+  close (memfd);
+
+  /* the other client is not affected */
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  f = produce (s, page, 1);
+  expect_ring (good, 1, 2, 1, CAPS_SMALL, NULL);
+  expect_frame (good, &g);
+  fail_unless_equals_int (g.seq, f.seq);
+
+  cudaipc_conn_free (junk);
+  cudaipc_conn_free (good);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flushing_and_wake)
+{
+  CudaIpcServer *s = start_server (1);
+  CudaIpcConn *c;
+  guint slot;
+  Waiter w;
+  GThread *t;
+
+  /* no client yet: waits end on the deadline, flushing or a wake-up */
+  fail_unless_equals_int (cudaipc_server_wait_for_client (s,
+          g_get_monotonic_time () + 50000), CUDAIPC_SERVER_TIMEOUT);
+  cudaipc_server_wake (s);
+  fail_unless_equals_int (cudaipc_server_wait_for_client (s, -1),
+      CUDAIPC_SERVER_WOKEN);
+  cudaipc_server_set_flushing (s, TRUE);
+  fail_unless_equals_int (cudaipc_server_wait_for_client (s, -1),
+      CUDAIPC_SERVER_FLUSHING);
+  cudaipc_server_set_flushing (s, FALSE);
+
+  c = join ("c1");
+  fail_unless_equals_int (cudaipc_server_wait_for_client (s, -1),
+      CUDAIPC_SERVER_OK);
+  produce (s, page, 1);
+  fail_unless_equals_int (stat_of (s, "c1", "held"), 1);
+
+  /* the only slot is held: flushing ends a wait without a time limit */
+  t = start_waiter (&w, s, -1);
+  cudaipc_server_set_flushing (s, TRUE);
+  g_thread_join (t);
+  fail_unless_equals_int (w.status, CUDAIPC_SERVER_FLUSHING);
+  /* and any wait while it lasts */
+  fail_unless_equals_int (try_acquire (s, -1, &slot), CUDAIPC_SERVER_FLUSHING);
+  cudaipc_server_set_flushing (s, FALSE);
+  fail_unless_equals_int (try_acquire (s, 0, &slot), CUDAIPC_SERVER_TIMEOUT);
+
+  /* wake() ends one wait */
+  t = start_waiter (&w, s, -1);
+  cudaipc_server_wake (s);
+  g_thread_join (t);
+  fail_unless_equals_int (w.status, CUDAIPC_SERVER_WOKEN);
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () + 20000,
+          &slot), CUDAIPC_SERVER_TIMEOUT);
+  /* flushing and wake-ups are not drops */
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 2);
+
+  cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_change_rebuilds_ring)
+{
+  CudaIpcServer *s = start_server (3);
+  CudaIpcFrameMsg f, g;
+  GError *err = NULL;
+  CudaIpcConn *c;
+  CudaIpcMsg msg;
+  guint64 size;
+
+  c = join ("c1");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  f = produce (s, page, 1);
+  size = expect_ring (c, 1, 3, 1, CAPS_SMALL, NULL);
+  fail_unless_equals_int (size, page);
+  expect_frame (c, &g);
+  send_release (c, g.generation, g.slot, g.seq);
+
+  /* new caps go out at once, before any frame uses them */
+  fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  fail_unless_equals_int (msg.u.caps.caps_id, 2);
+  fail_unless_equals_string (msg.u.caps.caps, CAPS_LARGE);
+  cudaipc_msg_clear (&msg);
+  expect_quiet (c, 50);
+
+  /* a frame that does not fit: a new ring, announced in full */
+  f = produce (s, 3 * page, 2);
+  fail_unless_equals_int (f.generation, 2);
+  fail_unless_equals_int (f.caps_id, 2);
+  size = expect_ring (c, 2, 3, 2, CAPS_LARGE, NULL);
+  fail_unless (size >= 3 * page);
+  expect_frame (c, &g);
+  fail_unless_equals_int (g.generation, 2);
+  fail_unless_equals_int (g.caps_id, 2);
+  fail_unless_equals_int (g.size, 3 * page);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 2);
+  fail_unless_equals_int (stat_of (s, NULL, "generation"), 2);
+
+  /* a smaller frame fits: no new ring */
+  f = produce (s, page, 3);
+  fail_unless_equals_int (f.generation, 2);
+  expect_frame (c, &g);
+  fail_unless_equals_int (g.seq, 3);
+
+  /* the caps limit */
+  {
+    gchar *huge = g_strnfill (CUDAIPC_MAX_STRING, 'x');
+
+    fail_if (cudaipc_server_set_caps (s, huge, 0, &err));
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+    g_clear_error (&err);
+    g_free (huge);
+  }
+
+  cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_late_joiner)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *early, *late, *later;
+  GstSegment segment;
+  GstEvent *event;
+  GError *err = NULL;
+  CudaIpcMsg msg;
+  CudaIpcFrameMsg g;
+
+  early = join ("early");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  produce (s, page, 1);
+  expect_ring (early, 1, 2, 1, CAPS_SMALL, NULL);
+  expect_frame (early, &g);
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  segment.start = 5 * GST_SECOND;
+  event = gst_event_new_segment (&segment);
+  fail_unless (cudaipc_server_send_event (s, event, 42, &err));
+  gst_event_unref (event);
+  event = gst_event_new_eos ();
+  fail_unless (cudaipc_server_send_event (s, event, GST_CLOCK_TIME_NONE, &err));
+  gst_event_unref (event);
+
+  recv_msg (early, &msg, CUDAIPC_MSG_EVENT);
+  fail_unless_equals_int (msg.u.event.event_type, GST_EVENT_SEGMENT);
+  fail_unless_equals_uint64 (msg.u.event.running_time, 42);
+  fail_unless (g_str_has_prefix (msg.u.event.structure, "cudaipc-segment"));
+  cudaipc_msg_clear (&msg);
+  recv_msg (early, &msg, CUDAIPC_MSG_EVENT);
+  fail_unless_equals_int (msg.u.event.event_type, GST_EVENT_EOS);
+  fail_unless_equals_string (msg.u.event.structure, "");
+  cudaipc_msg_clear (&msg);
+
+  /* a late joiner gets the ring, the last segment and the EOS */
+  late = join ("late");
+  expect_ring (late, 1, 2, 1, CAPS_SMALL, NULL);
+  recv_msg (late, &msg, CUDAIPC_MSG_EVENT);
+  fail_unless_equals_int (msg.u.event.event_type, GST_EVENT_SEGMENT);
+  {
+    GstStructure *st = gst_structure_from_string (msg.u.event.structure,
+        NULL);
+    guint64 start = 0;
+
+    fail_unless (st != NULL);
+    fail_unless (gst_structure_get_uint64 (st, "start", &start));
+    fail_unless_equals_uint64 (start, 5 * GST_SECOND);
+    gst_structure_free (st);
+  }
+  cudaipc_msg_clear (&msg);
+  recv_msg (late, &msg, CUDAIPC_MSG_EVENT);
+  fail_unless_equals_int (msg.u.event.event_type, GST_EVENT_EOS);
+  cudaipc_msg_clear (&msg);
+  expect_quiet (late, 50);
+
+  /* after a flush, no EOS for the next one */
+  cudaipc_server_clear_eos (s);
+  later = join ("later");
+  expect_ring (later, 1, 2, 1, CAPS_SMALL, NULL);
+  recv_msg (later, &msg, CUDAIPC_MSG_EVENT);
+  fail_unless_equals_int (msg.u.event.event_type, GST_EVENT_SEGMENT);
+  cudaipc_msg_clear (&msg);
+  expect_quiet (later, 100);
+
+  cudaipc_conn_free (early);
+  cudaipc_conn_free (late);
+  cudaipc_conn_free (later);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+static Suite *
+server_suite (void)
+{
+  Suite *s = suite_create ("server");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_handshake);
+  tcase_add_test (tc, test_busy_and_stop);
+  tcase_add_test (tc, test_stop_says_bye);
+  tcase_add_test (tc, test_version_mismatch);
+  tcase_add_test (tc, test_backend_mismatch);
+  tcase_add_test (tc, test_handshake_timeout);
+  tcase_add_test (tc, test_slot_held_until_every_client_released);
+  tcase_add_test (tc, test_release_not_held);
+  tcase_add_test (tc, test_stale_release_ignored);
+  tcase_add_test (tc, test_closed_client_frees_its_slots);
+  tcase_add_test (tc, test_garbage_drops_client);
+  tcase_add_test (tc, test_flushing_and_wake);
+  tcase_add_test (tc, test_caps_change_rebuilds_ring);
+  tcase_add_test (tc, test_late_joiner);
+  return s;
+}
+
+GST_CHECK_MAIN (server);
