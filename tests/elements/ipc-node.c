@@ -5,7 +5,7 @@
  * have initialised CUDA).
  *
  *   ipc-node producer SOCKET [--frames N] [--width W --height H]
- *       [--switch-at K --width2 W2 --height2 H2] [--clients C]
+ *       [--switch-at K --width2 W2 --height2 H2] [--clients C] [--fps F]
  *       [--sink "prop=value ..."] [--upload]
  *     appsrc ! [cudaupload !] cudaipcsink. Frame i is NV12 filled with the
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
@@ -21,28 +21,41 @@
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
  *      elapsed_us=T".
  *
+ *   ipc-node rogue SOCKET --mode MODE
+ *     a consumer that breaks the protocol on purpose (see run_rogue()).
+ *
  *   ipc-node probe
  *     exits 0 where a CUDA device opens, 77 elsewhere.
+ *
+ * Both roles take --die-after N: the process kills itself with SIGKILL
+ * after N frames (a crash, for the fault tests).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 
+#include "connection.h"
 #include "device.h"
 #include "test-pattern.h"
 
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
-static gint clients = 0, hold = 0, max_frames = 0;
+static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
 static gchar *sink_props, *src_props;
-static gboolean upload, download;
+static gboolean upload, download, resources;
+static gchar *mode;
 
 static GOptionEntry entries[] = {
   {"frames", 0, 0, G_OPTION_ARG_INT, &frames, "frames to send", "N"},
@@ -54,10 +67,18 @@ static GOptionEntry entries[] = {
   {"clients", 0, 0, G_OPTION_ARG_INT, &clients, "clients to wait for", "C"},
   {"sink", 0, 0, G_OPTION_ARG_STRING, &sink_props, "sink properties", "P"},
   {"upload", 0, 0, G_OPTION_ARG_NONE, &upload, "cudaupload first", NULL},
+  {"resources", 0, 0, G_OPTION_ARG_NONE, &resources,
+      "report fds, memory and GPU memory in steady state and at the end",
+      NULL},
   {"hold", 0, 0, G_OPTION_ARG_INT, &hold, "frames to hold", "H"},
   {"src", 0, 0, G_OPTION_ARG_STRING, &src_props, "src properties", "P"},
   {"download", 0, 0, G_OPTION_ARG_NONE, &download, "cudadownload", NULL},
   {"max-frames", 0, 0, G_OPTION_ARG_INT, &max_frames, "stop after", "M"},
+  {"mode", 0, 0, G_OPTION_ARG_STRING, &mode, "rogue behaviour", "M"},
+  {"fps", 0, 0, G_OPTION_ARG_INT, &fps, "pace the producer (sink syncs)",
+      "N"},
+  {"die-after", 0, 0, G_OPTION_ARG_INT, &die_after,
+      "SIGKILL this process after N frames", "N"},
   {NULL}
 };
 
@@ -84,6 +105,70 @@ nv12_caps (gint w, gint h)
   return gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING, "NV12",
       "width", G_TYPE_INT, w, "height", G_TYPE_INT, h, "framerate",
       GST_TYPE_FRACTION, 30, 1, NULL);
+}
+
+static gint n_warnings, n_joined, n_left;
+
+/* Counts warnings and the sink's client messages as they are posted. */
+static GstBusSyncReply
+count_messages (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  const GstStructure *s;
+
+  switch (GST_MESSAGE_TYPE (msg)) {
+    case GST_MESSAGE_WARNING:{
+      GError *err = NULL;
+      gst_message_parse_warning (msg, &err, NULL);
+      g_printerr ("warning from %s: %s\n", GST_OBJECT_NAME (msg->src),
+          err->message);
+      g_clear_error (&err);
+      g_atomic_int_inc (&n_warnings);
+      break;
+    }
+    case GST_MESSAGE_ELEMENT:
+      s = gst_message_get_structure (msg);
+      if (gst_structure_has_name (s, "cudaipcsink-client-joined"))
+        g_atomic_int_inc (&n_joined);
+      else if (gst_structure_has_name (s, "cudaipcsink-client-left"))
+        g_atomic_int_inc (&n_left);
+      break;
+    default:
+      break;
+  }
+  return GST_BUS_PASS;
+}
+
+static void
+watch_bus (GstElement * pipeline)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+
+  gst_bus_set_sync_handler (bus, count_messages, NULL, NULL);
+  gst_object_unref (bus);
+}
+
+static void
+maybe_die (gint done)
+{
+  if (die_after >= 0 && done >= die_after) {
+    g_printerr ("dying after %d frames\n", done);
+    raise (SIGKILL);
+  }
+}
+
+/* A pipeline from @desc, or NULL (said why) when an element is missing. */
+static GstElement *
+parse_pipeline (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &err);
+
+  if (err) {
+    g_printerr ("cannot build '%s': %s\n", desc, err->message);
+    g_clear_error (&err);
+    gst_clear_object (&pipeline);
+  }
+  return pipeline;
 }
 
 /* Returns FALSE on an error message (printed). */
@@ -113,12 +198,61 @@ bus_ok (GstElement * pipeline, GstClockTime timeout, gboolean * eos)
   return ok;
 }
 
+typedef struct
+{
+  guint fds;
+  guint64 rss_kb;
+  guint64 gpu_free;
+} Resources;
+
+static guint
+count_fds (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  while (dir && g_dir_read_name (dir))
+    n++;
+  if (dir)
+    g_dir_close (dir);
+  return n;
+}
+
+static guint64
+rss_kb (void)
+{
+  gchar *status = NULL, *at;
+  guint64 kb = 0;
+
+  if (g_file_get_contents ("/proc/self/status", &status, NULL, NULL) &&
+      (at = strstr (status, "VmRSS:")))
+    kb = g_ascii_strtoull (at + 6, NULL, 10);
+  g_free (status);
+  return kb;
+}
+
+static void
+sample_resources (Resources * r)
+{
+  CudaIpcDevice *dev = NULL;
+
+  r->fds = count_fds ();
+  r->rss_kb = rss_kb ();
+  r->gpu_free = 0;
+  if (g_strstr_len (sink_props ? sink_props : "", -1, "backend=cuda"))
+    dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, NULL);
+  if (dev)
+    cudaipc_device_mem_info (dev, &r->gpu_free, NULL, NULL);
+  cudaipc_device_unref (dev);
+}
+
 static int
 run_producer (const gchar * socket_path)
 {
   GstElement *pipeline, *src, *sink;
   GstStructure *stats = NULL;
   guint64 published = 0, dropped = 0;
+  Resources steady = { 0 }, end = { 0 };
   gint64 t0, t1;
   gboolean eos = FALSE;
   gchar *desc;
@@ -127,14 +261,21 @@ run_producer (const gchar * socket_path)
       "block=true max-bytes=1 ! %s cudaipcsink name=sink sync=false "
       "socket-path=\"%s\"",
       upload ? "cudaupload !" : "", socket_path);
-  pipeline = gst_parse_launch (desc, NULL);
+  pipeline = parse_pipeline (desc);
   g_free (desc);
   if (!pipeline)
     return 1;
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  if (fps > 0)
+    g_object_set (sink, "sync", TRUE, NULL);
   set_props (sink, sink_props);
-  gst_app_src_set_caps (GST_APP_SRC (src), nv12_caps (width, height));
+  watch_bus (pipeline);
+  {
+    GstCaps *caps = nv12_caps (width, height);
+    gst_app_src_set_caps (GST_APP_SRC (src), caps);
+    gst_caps_unref (caps);
+  }
 
   gst_element_set_state (pipeline, GST_STATE_PAUSED);
   for (gint waited = 0; clients > 0; waited += 10) {
@@ -156,8 +297,11 @@ run_producer (const gchar * socket_path)
     GstBuffer *buf;
     GstMapInfo map;
 
-    if (i == switch_at)
-      gst_app_src_set_caps (GST_APP_SRC (src), nv12_caps (width2, height2));
+    if (i == switch_at) {
+      caps = nv12_caps (width2, height2);
+      gst_app_src_set_caps (GST_APP_SRC (src), caps);
+      gst_caps_unref (caps);
+    }
     caps = gst_app_src_get_caps (GST_APP_SRC (src));
     gst_video_info_from_caps (&info, caps);
     gst_caps_unref (caps);
@@ -165,12 +309,16 @@ run_producer (const gchar * socket_path)
     gst_buffer_map (buf, &map, GST_MAP_WRITE);
     cudaipc_test_fill_pattern (map.data, map.size, i, 0);
     gst_buffer_unmap (buf, &map);
-    GST_BUFFER_PTS (buf) = i * GST_SECOND / 30;
-    GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+    GST_BUFFER_PTS (buf) = i * GST_SECOND / (fps > 0 ? fps : 30);
+    GST_BUFFER_DURATION (buf) = GST_SECOND / (fps > 0 ? fps : 30);
     GST_BUFFER_OFFSET (buf) = i;
     GST_BUFFER_OFFSET_END (buf) = i + 1;
     if (gst_app_src_push_buffer (GST_APP_SRC (src), buf) != GST_FLOW_OK)
       break;
+    /* steady state: the ring exists and the first consumers came */
+    if (resources && i == MIN (frames - 1, 100))
+      sample_resources (&steady);
+    maybe_die (i + 1);
   }
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   if (!bus_ok (pipeline, 120 * GST_SECOND, &eos) || !eos) {
@@ -179,6 +327,23 @@ run_producer (const gchar * socket_path)
   }
   t1 = g_get_monotonic_time ();
 
+  if (resources) {
+    /* every consumer has had EOS: let them go, then look again */
+    for (gint waited = 0; waited < 10000; waited += 10) {
+      guint n = 0;
+      g_object_get (sink, "num-clients", &n, NULL);
+      if (n == 0)
+        break;
+      g_usleep (10000);
+    }
+    sample_resources (&end);
+    g_print ("resources fds_steady=%u fds_end=%u rss_steady_kb=%"
+        G_GUINT64_FORMAT " rss_end_kb=%" G_GUINT64_FORMAT " gpu_free_steady=%"
+        G_GUINT64_FORMAT " gpu_free_end=%" G_GUINT64_FORMAT "\n",
+        steady.fds, end.fds, steady.rss_kb, end.rss_kb, steady.gpu_free,
+        end.gpu_free);
+  }
+
   g_object_get (sink, "stats", &stats, NULL);
   if (stats) {
     gst_structure_get_uint64 (stats, "frames-published", &published);
@@ -186,8 +351,10 @@ run_producer (const gchar * socket_path)
     gst_structure_free (stats);
   }
   g_print ("producer frames=%d published=%" G_GUINT64_FORMAT " dropped=%"
-      G_GUINT64_FORMAT " elapsed_us=%" G_GINT64_FORMAT "\n", frames,
-      published, dropped, t1 - t0);
+      G_GUINT64_FORMAT " joined=%d left=%d warnings=%d elapsed_us=%"
+      G_GINT64_FORMAT "\n", frames, published, dropped,
+      g_atomic_int_get (&n_joined), g_atomic_int_get (&n_left),
+      g_atomic_int_get (&n_warnings), t1 - t0);
 
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
@@ -231,13 +398,14 @@ run_consumer (const gchar * socket_path)
   desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" ! %s "
       "appsink name=sink sync=false", socket_path,
       download ? "cudadownload !" : "");
-  pipeline = gst_parse_launch (desc, NULL);
+  pipeline = parse_pipeline (desc);
   g_free (desc);
   if (!pipeline)
     return 1;
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   set_props (src, src_props);
+  watch_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
 
   for (;;) {
@@ -274,6 +442,7 @@ run_consumer (const gchar * socket_path)
     }
     if (max_frames > 0 && n >= (guint) max_frames)
       break;
+    maybe_die ((gint) n);
   }
   while (!g_queue_is_empty (&held)) {
     GstSample *old = g_queue_pop_head (&held);
@@ -282,9 +451,10 @@ run_consumer (const gchar * socket_path)
     gst_sample_unref (old);
   }
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
-      G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " elapsed_us=%"
-      G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
-      first == G_MAXUINT64 ? 0 : first, last, t1 - t0);
+      G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
+      "elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
+      first == G_MAXUINT64 ? 0 : first, last, g_atomic_int_get (&n_warnings),
+      ok, t1 - t0);
 
   gst_caps_replace (&last_caps, NULL);
   gst_element_set_state (pipeline, GST_STATE_NULL);
@@ -292,6 +462,108 @@ run_consumer (const gchar * socket_path)
   gst_object_unref (sink);
   gst_object_unref (pipeline);
   return ok && bad == 0 && recheck_bad == 0 ? 0 : 1;
+}
+
+
+/* A misbehaving consumer speaking the protocol directly. Modes:
+ *   garbage      a datagram of random bytes after the handshake
+ *   bad-release  a RELEASE for a slot it does not hold
+ *   flood        thousands of HELLOs after the handshake
+ *   bad-version  a HELLO with protocol version 99
+ *   bad-backend  a HELLO naming the other backend
+ *   fd-junk      a message of a type that carries no fds, with fds
+ * Prints "rogue mode=M closed=1" once the producer closed the connection
+ * (what every mode must lead to), "closed=0" if it did not within 10 s. */
+static int
+run_rogue (const gchar * socket_path)
+{
+  CudaIpcConn *conn;
+  CudaIpcMsg msg;
+  guint32 backend;
+  gint64 deadline;
+  gboolean closed = FALSE;
+  int fd = -1, ret;
+
+  for (gint i = 0; i < 200; i++) {
+    if (cudaipc_socket_connect (socket_path, &fd) == 0)
+      break;
+    g_usleep (50000);
+  }
+  if (fd < 0)
+    return 1;
+  conn = cudaipc_conn_new (fd);
+  if (cudaipc_conn_recv (conn, &msg) < 0 || msg.type != CUDAIPC_MSG_HELLO)
+    return 1;
+  backend = msg.u.hello.backend;
+  cudaipc_msg_clear (&msg);
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.backend = backend;
+  msg.u.hello.name = "rogue";
+  if (g_str_equal (mode, "bad-version"))
+    msg.u.hello.version = 99;
+  else if (g_str_equal (mode, "bad-backend"))
+    msg.u.hello.backend = !backend;
+  cudaipc_conn_send (conn, &msg);
+
+  /* let the handshake finish (and the producer see us) before misbehaving */
+  g_usleep (300000);
+  if (g_str_equal (mode, "garbage")) {
+    guint8 junk[512];
+    for (guint i = 0; i < sizeof (junk); i++)
+      junk[i] = g_random_int ();
+    ret = send (cudaipc_conn_get_fd (conn), junk, sizeof (junk), 0);
+    (void) ret;
+  } else if (g_str_equal (mode, "bad-release")) {
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
+    msg.u.release.slot = 63;
+    cudaipc_conn_send (conn, &msg);
+  } else if (g_str_equal (mode, "flood")) {
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+    msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+    msg.u.hello.backend = backend;
+    msg.u.hello.name = "rogue";
+    cudaipc_conn_set_nonblocking (conn, TRUE);
+    for (guint i = 0; i < 20000; i++)
+      if (cudaipc_conn_send (conn, &msg) < 0)
+        break;
+    cudaipc_conn_set_nonblocking (conn, FALSE);
+  } else if (g_str_equal (mode, "fd-junk")) {
+    /* a SLOT, which only a producer sends, with an fd attached */
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
+    msg.u.slot.index = 0;
+    msg.u.slot.size = 4096;
+    msg.u.slot.n_allocs = 1;
+    msg.u.slot.alloc_sizes[0] = 4096;
+    msg.fds[0] = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+    msg.n_fds = 1;
+    cudaipc_conn_send (conn, &msg);
+    close (msg.fds[0]);
+  }
+
+  /* read (and drop) whatever comes until the producer hangs up */
+  deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time () < deadline) {
+    if (cudaipc_conn_wait (conn, 100) <= 0)
+      continue;
+    ret = cudaipc_conn_recv (conn, &msg);
+    if (ret == -EPIPE || ret == -ECONNRESET) {
+      closed = TRUE;
+      break;
+    }
+    if (ret == 0) {
+      gboolean bye = msg.type == CUDAIPC_MSG_BYE;
+      cudaipc_msg_clear (&msg);
+      if (bye) {
+        closed = TRUE;
+        break;
+      }
+    }
+  }
+  g_print ("rogue mode=%s closed=%d\n", mode, closed);
+  cudaipc_conn_free (conn);
+  return 0;
 }
 
 int
@@ -324,6 +596,8 @@ main (int argc, char **argv)
     ret = run_producer (argv[2]);
   else if (argc == 3 && g_str_equal (argv[1], "consumer"))
     ret = run_consumer (argv[2]);
+  else if (argc == 3 && g_str_equal (argv[1], "rogue") && mode)
+    ret = run_rogue (argv[2]);
   else
     g_printerr ("usage: %s producer|consumer SOCKET [options] | probe\n",
         argv[0]);

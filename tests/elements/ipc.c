@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "ipc-nodes.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -30,112 +31,6 @@
 #else
 #define BACKEND "host"
 #endif
-
-typedef struct
-{
-  GPid pid;
-  int out_fd;
-  gchar *out;
-  int status;
-} Node;
-
-static gchar *tmpdir;
-static gchar *sock;
-
-static void
-setup (void)
-{
-  tmpdir = g_dir_make_tmp ("cudaipc-el-XXXXXX", NULL);
-  fail_unless (tmpdir != NULL);
-  sock = g_build_filename (tmpdir, "s.sock", NULL);
-}
-
-static void
-teardown (void)
-{
-  g_unlink (sock);
-  g_rmdir (tmpdir);
-  g_free (sock);
-  g_free (tmpdir);
-}
-
-static Node *
-spawn_node (const gchar * role, const gchar * first, ...)
-{
-  const gchar *node = g_getenv ("CUDAIPC_IPC_NODE");
-  GPtrArray *argv = g_ptr_array_new ();
-  GError *err = NULL;
-  Node *n = g_new0 (Node, 1);
-  const gchar *arg;
-  va_list ap;
-
-  fail_unless (node != NULL, "CUDAIPC_IPC_NODE is not set");
-  g_ptr_array_add (argv, (gpointer) node);
-  g_ptr_array_add (argv, (gpointer) role);
-  g_ptr_array_add (argv, sock);
-  va_start (ap, first);
-  for (arg = first; arg; arg = va_arg (ap, const gchar *))
-    g_ptr_array_add (argv, (gpointer) arg);
-  va_end (ap);
-  g_ptr_array_add (argv, NULL);
-  fail_unless (g_spawn_async_with_pipes (NULL, (gchar **) argv->pdata, NULL,
-          G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &n->pid, NULL, &n->out_fd,
-          NULL, &err), "spawn: %s", err ? err->message : "");
-  g_ptr_array_free (argv, TRUE);
-  return n;
-}
-
-/* Waits for @n to exit (killing it after @timeout_s) and reads its line. */
-static void
-wait_node (Node * n, gint timeout_s)
-{
-  gint64 deadline = g_get_monotonic_time () + timeout_s * G_USEC_PER_SEC;
-  GString *out = g_string_new (NULL);
-  char buf[512];
-  ssize_t r;
-
-  while (waitpid (n->pid, &n->status, WNOHANG) == 0) {
-    if (g_get_monotonic_time () > deadline) {
-      kill (n->pid, SIGKILL);
-      waitpid (n->pid, &n->status, 0);
-      break;
-    }
-    g_usleep (10000);
-  }
-  g_spawn_close_pid (n->pid);
-  while ((r = read (n->out_fd, buf, sizeof (buf))) > 0)
-    g_string_append_len (out, buf, r);
-  close (n->out_fd);
-  n->out = g_string_free (out, FALSE);
-  g_print ("%s", n->out);
-}
-
-static guint64
-field (Node * n, const gchar * name)
-{
-  gchar *key = g_strdup_printf (" %s=", name);
-  const gchar *at = strstr (n->out, key);
-  guint64 v;
-
-  fail_unless (at != NULL, "no %s in '%s'", name, n->out);
-  v = g_ascii_strtoull (at + strlen (key), NULL, 10);
-  g_free (key);
-  return v;
-}
-
-static void
-assert_exit_ok (Node * n)
-{
-  fail_unless (WIFEXITED (n->status) && WEXITSTATUS (n->status) == 0,
-      "node failed (status %d): %s", n->status, n->out);
-}
-
-static void
-node_free (Node * n)
-{
-  g_free (n->out);
-  g_free (n);
-}
 
 GST_START_TEST (test_bit_exact_frames)
 {
@@ -289,7 +184,7 @@ ipc_suite (void)
   TCase *tc = tcase_create ("general");
 
   tcase_set_timeout (tc, 240);
-  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_bit_exact_frames);
   tcase_add_test (tc, test_caps_change);
@@ -307,22 +202,8 @@ main (int argc, char **argv)
 {
   gst_check_init (&argc, &argv);
 #ifdef CUDAIPC_TEST_GPU
-  {
-    gchar *argv_probe[] = { (gchar *) g_getenv ("CUDAIPC_IPC_NODE"),
-      (gchar *) "probe", NULL
-    };
-    gint status = 0;
-    gchar *out = NULL;
-
-    if (!argv_probe[0] || !g_spawn_sync (NULL, argv_probe, NULL, 0, NULL,
-            NULL, &out, NULL, &status, NULL) || !g_spawn_check_wait_status
-        (status, NULL)) {
-      g_print ("SKIP: %s", out ? out : "no ipc-node\n");
-      g_free (out);
-      return CUDAIPC_TEST_SKIP;
-    }
-    g_free (out);
-  }
+  if (!cudaipc_test_have_gpu ())
+    return CUDAIPC_TEST_SKIP;
 #endif
   return gst_check_run_suite (ipc_suite (), "ipc-" BACKEND, __FILE__);
 }

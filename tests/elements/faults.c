@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Faults across processes: consumers and producers killed with SIGKILL
+ * mid-stream, a producer restarted on the socket a crashed one left
+ * behind, and consumers that break the protocol on purpose. Every other
+ * consumer must keep receiving every frame, intact.
+ *
+ * Built for the elements suite (host backend) and, with CUDAIPC_TEST_GPU,
+ * for the gpu suite (cuda backend; skips with 77 without a GPU).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "ipc-nodes.h"
+#include "test-pattern.h"
+
+#ifdef CUDAIPC_TEST_GPU
+#define BACKEND "cuda"
+#else
+#define BACKEND "host"
+#endif
+
+GST_START_TEST (test_consumer_killed_frees_its_slots)
+{
+  Node *victim, *survivor, *p;
+
+  /* the victim holds every slot of the ring, then dies: the producer must
+   * take the slots back at once, or it could not go on without drops */
+  victim = spawn_node ("consumer", "--hold", "4", "--die-after", "4", NULL);
+  survivor = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "200", "--clients", "2", "--sink",
+      "backend=" BACKEND " ring-size=4 on-full=wait full-timeout=10000",
+      NULL);
+  wait_node (p, 120);
+  wait_node (survivor, 120);
+  wait_node (victim, 30);
+  assert_exit_ok (p);
+  assert_exit_ok (survivor);
+  fail_unless (WIFSIGNALED (victim->status) &&
+      WTERMSIG (victim->status) == SIGKILL);
+  fail_unless_equals_uint64 (field (p, "published"), 200);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  /* the victim's departure was seen (the survivor may leave after the
+   * producer printed its counts) */
+  fail_unless (field (p, "left") >= 1, "the producer missed the crash");
+  fail_unless_equals_uint64 (field (survivor, "frames"), 200);
+  fail_unless_equals_uint64 (field (survivor, "bad"), 0);
+  node_free (p);
+  node_free (survivor);
+  node_free (victim);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_producer_killed_and_restarted)
+{
+  Node *c, *p1, *p2;
+
+  /* the first producer dies mid-stream and leaves its socket file; the
+   * consumer warns and retries; a new producer replaces the stale socket
+   * and the consumer goes on to its EOS */
+  c = spawn_node ("consumer", "--src", "reconnect=true connect-timeout=20000",
+      NULL);
+  p1 = spawn_node ("producer", "--frames", "1000", "--clients", "1",
+      "--die-after", "40", "--sink", "backend=" BACKEND, NULL);
+  wait_node (p1, 60);
+  fail_unless (WIFSIGNALED (p1->status));
+  fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS));
+  p2 = spawn_node ("producer", "--frames", "60", "--clients", "1", "--sink",
+      "backend=" BACKEND, NULL);
+  wait_node (p2, 60);
+  wait_node (c, 60);
+  assert_exit_ok (p2);
+  assert_exit_ok (c);
+  fail_unless (field (c, "frames") >= 60 + 30, "too few frames");
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "last"), 59);
+  fail_unless (field (c, "warnings") >= 1, "no warning about the crash");
+  node_free (c);
+  node_free (p1);
+  node_free (p2);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_producer_killed_no_reconnect)
+{
+  Node *c, *p;
+
+  c = spawn_node ("consumer", "--src", "reconnect=false", NULL);
+  p = spawn_node ("producer", "--frames", "1000", "--clients", "1",
+      "--die-after", "20", "--sink", "backend=" BACKEND, NULL);
+  wait_node (p, 60);
+  wait_node (c, 60);
+  /* a clear error, not a hang and not a crash */
+  fail_unless (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 1,
+      "status %d", c->status);
+  fail_unless (strstr (c->err->str, "error from") != NULL, "%s",
+      c->err->str);
+  fail_unless (field (c, "frames") >= 15);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  node_free (c);
+  node_free (p);
+}
+
+GST_END_TEST;
+
+static void
+rogue_case (const gchar * mode, gboolean after_handshake)
+{
+  Node *good, *rogue, *p;
+
+  good = spawn_node ("consumer", NULL);
+  rogue = spawn_node ("rogue", "--mode", mode, NULL);
+  /* a rogue that gets past the handshake is waited for, so that it acts
+   * while frames flow (300 frames paced over a second) */
+  p = spawn_node ("producer", "--frames", "300", "--fps", "300",
+      "--clients", after_handshake ? "2" : "1", "--sink",
+      "backend=" BACKEND " ring-size=4", NULL);
+  wait_node (rogue, 60);
+  wait_node (p, 60);
+  wait_node (good, 60);
+  assert_exit_ok (rogue);
+  assert_exit_ok (p);
+  assert_exit_ok (good);
+  fail_unless_equals_uint64 (field (rogue, "closed"), 1);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless (field (p, "warnings") >= 1, "no warning about the rogue");
+  fail_unless_equals_uint64 (field (good, "frames"), 300);
+  fail_unless_equals_uint64 (field (good, "bad"), 0);
+  node_free (p);
+  node_free (good);
+  node_free (rogue);
+}
+
+GST_START_TEST (test_rogue_garbage)
+{
+  rogue_case ("garbage", TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rogue_bad_release)
+{
+  rogue_case ("bad-release", TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rogue_flood)
+{
+  rogue_case ("flood", TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rogue_fds_on_wrong_message)
+{
+  rogue_case ("fd-junk", TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rogue_bad_version)
+{
+  rogue_case ("bad-version", FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rogue_bad_backend)
+{
+  rogue_case ("bad-backend", FALSE);
+}
+
+GST_END_TEST;
+
+static Suite *
+faults_suite (void)
+{
+  Suite *s = suite_create ("faults-" BACKEND);
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 240);
+  tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_consumer_killed_frees_its_slots);
+  tcase_add_test (tc, test_producer_killed_and_restarted);
+  tcase_add_test (tc, test_producer_killed_no_reconnect);
+  tcase_add_test (tc, test_rogue_garbage);
+  tcase_add_test (tc, test_rogue_bad_release);
+  tcase_add_test (tc, test_rogue_flood);
+  tcase_add_test (tc, test_rogue_fds_on_wrong_message);
+  tcase_add_test (tc, test_rogue_bad_version);
+  tcase_add_test (tc, test_rogue_bad_backend);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  gst_check_init (&argc, &argv);
+#ifdef CUDAIPC_TEST_GPU
+  if (!cudaipc_test_have_gpu ())
+    return CUDAIPC_TEST_SKIP;
+#endif
+  return gst_check_run_suite (faults_suite (), "faults-" BACKEND, __FILE__);
+}
