@@ -169,7 +169,9 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   hello.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   hello.u.hello.backend = msg->u.hello.backend;
   memcpy (hello.u.hello.uuid, uuid, CUDAIPC_UUID_LEN);
-  hello.u.hello.caps = 0;
+  /* interprocess events, unless they failed on this client before */
+  hello.u.hello.caps = msg->u.hello.backend == CUDAIPC_BACKEND_CUDA &&
+      !client->events_failed ? CUDAIPC_CAP_EVENTS : 0;
   hello.u.hello.pid = (guint32) getpid ();
   hello.u.hello.name = name;
   ret = cudaipc_conn_send (conn, &hello);
@@ -187,6 +189,11 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
       cudaipc_device_get_name (dev));
   client->backend = msg->u.hello.backend;
   client->dev = dev;
+  /* in effect: what both sides sent */
+  client->events = (hello.u.hello.caps & msg->u.hello.caps &
+      CUDAIPC_CAP_EVENTS) != 0;
+  GST_DEBUG ("interprocess events %s", client->events ? "in use" :
+      client->events_failed ? "off: they failed before" : "off");
   return TRUE;
 }
 

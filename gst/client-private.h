@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "connection.h"
+#include "fence.h"
 #include "ring.h"
 
 G_BEGIN_DECLS
@@ -28,6 +29,7 @@ typedef struct
   guint held;                   /* frames of this connection not released */
   guint imports;                /* slots imported on this connection */
   guint64 received, dropped, released;
+  guint64 driver_calls;         /* made for frames: fence waits, context */
 } Session;
 
 struct _CudaIpcClient
@@ -47,6 +49,13 @@ struct _CudaIpcClient
   guint32 generation;
   guint n_slots;
   CudaIpcSharedBlock *slots[CUDAIPC_MAX_SLOTS];
+  /* GPU ordering (cuda backend) */
+  gboolean events_failed;       /* an event failed on this client object:
+                                 * later HELLOs leave CUDAIPC_CAP_EVENTS out */
+  gboolean events;              /* this connection waits on events */
+  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* with the imports */
+  GThread *ctx_thread;          /* where ctx_pushed was pushed (a ref) */
+  CUcontext ctx_pushed;         /* the device's context, kept current there */
   GHashTable *caps;             /* caps id -> CapsEntry */
   gboolean have_caps_in_use;
   guint32 caps_in_use;          /* caps id of the last frame handed out */

@@ -25,6 +25,9 @@ GST_DEBUG_CATEGORY (cudaipc_client_debug);
 
 /* CAPS ids kept at once; older ones are forgotten first */
 #define MAX_CAPS_ENTRIES 16
+/* Longest wait for a producer's copy into a slot (microseconds): a copy
+ * takes microseconds, so this only ends a wait that would never end. */
+#define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
 
 /* One frame's way back to the producer. */
 typedef struct
@@ -206,6 +209,9 @@ cudaipc_client_free (CudaIpcClient * client)
   if (client == NULL)
     return;
   cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+  /* pushed on a thread we cannot pop it from: forget it */
+  if (client->ctx_thread)
+    g_thread_unref (client->ctx_thread);
   cudaipc_close_fd (&client->wake_fd);
   session_unref (client->session);
   g_hash_table_unref (client->caps);
@@ -257,6 +263,7 @@ cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
   stats->held = s->held;
   stats->generation = s->generation;
   stats->imports = s->imports;
+  stats->driver_calls = s->driver_calls;
   g_mutex_unlock (&s->lock);
 }
 
@@ -269,6 +276,7 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
   s = client->session;
   g_mutex_lock (&s->lock);
   s->received = s->dropped = s->released = 0;
+  s->driver_calls = 0;
   g_mutex_unlock (&s->lock);
 }
 
@@ -370,11 +378,59 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
 static void
 drop_imports (CudaIpcClient * client)
 {
-  /* frames still downstream keep their own references */
-  for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++)
+  /* frames still downstream keep their own references; they were waited
+   * for before they were handed out and need no fence any more */
+  for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++) {
     g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
+    g_clear_pointer (&client->fences[i], cudaipc_fence_free);
+  }
   client->have_ring = FALSE;
   client->n_slots = 0;
+}
+
+/* Keeps the device's context current on the receiving thread, so that a
+ * fence wait is the only driver call per frame: pushed on a thread's first
+ * frame, not popped per frame. Adds the driver calls made to @calls. */
+static gboolean
+ensure_context (CudaIpcClient * client, guint * calls, GError ** error)
+{
+  GThread *self = g_thread_self ();
+  CUcontext ctx = cudaipc_device_get_context (client->dev);
+
+  if (client->ctx_thread == self && client->ctx_pushed == ctx)
+    return TRUE;
+  if (client->ctx_thread == self) {
+    /* another device's context of ours is on top here */
+    (*calls)++;
+    cudaipc_device_pop (client->dev);
+  }
+  (*calls)++;
+  if (!cudaipc_device_push (client->dev, error)) {
+    g_clear_pointer (&client->ctx_thread, g_thread_unref);
+    client->ctx_pushed = NULL;
+    return FALSE;
+  }
+  GST_DEBUG ("the device's context is now current on thread %p", self);
+  if (client->ctx_thread != self) {
+    /* pushed on another thread that we cannot pop from: leave it there */
+    g_clear_pointer (&client->ctx_thread, g_thread_unref);
+    client->ctx_thread = g_thread_ref (self);
+  }
+  client->ctx_pushed = ctx;
+  return TRUE;
+}
+
+/* At a disconnect: pops the context this thread pushed. Pushed on another
+ * thread, it stays there (and remembered, so that thread does not push it
+ * twice). */
+static void
+release_context (CudaIpcClient * client)
+{
+  if (client->ctx_thread != g_thread_self () || client->dev == NULL)
+    return;
+  cudaipc_device_pop (client->dev);
+  g_clear_pointer (&client->ctx_thread, g_thread_unref);
+  client->ctx_pushed = NULL;
 }
 
 void
@@ -404,6 +460,8 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
   drop_imports (client);
   g_hash_table_remove_all (client->caps);
   client->have_caps_in_use = FALSE;
+  client->events = FALSE;
+  release_context (client);
   /* imported blocks hold their own device references */
   g_clear_pointer (&client->dev, cudaipc_device_unref);
 }
@@ -430,6 +488,41 @@ broken_producer (CudaIpcClient * client, GError ** error,
       "The producer on %s broke the protocol: %s", client->path, text);
   cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
   return CUDAIPC_CLIENT_ERROR;
+}
+
+/* An interprocess event could not be opened or waited on: tell the
+ * producer, close, and let the caller connect again without events. */
+static CudaIpcClientStatus
+events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
+    const gchar * why)
+{
+  gchar *text = g_strdup_printf ("interprocess CUDA events are unavailable "
+      "to this consumer (%s); it reconnects without them", why);
+
+  GST_WARNING ("producer on %s: %s", client->path, text);
+  client->events_failed = TRUE;
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
+  item->said_bye = FALSE;
+  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
+  item->bye_text = text;
+  return CUDAIPC_CLIENT_CLOSED;
+}
+
+/* A frame whose copy never completed: the connection is given up (the
+ * element reconnects or errors, as for a producer that left). */
+static CudaIpcClientStatus
+producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
+    guint slot, const gchar * why)
+{
+  gchar *text = g_strdup_printf ("the frame in slot %u was never completed "
+      "(%s)", slot, why);
+
+  GST_WARNING ("producer on %s: %s", client->path, text);
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
+  item->said_bye = FALSE;
+  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
+  item->bye_text = text;
+  return CUDAIPC_CLIENT_CLOSED;
 }
 
 /* Caps */
@@ -500,7 +593,8 @@ handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m)
 }
 
 static CudaIpcClientStatus
-handle_slot (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
+handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
+    CudaIpcClientItem * item, GError ** error)
 {
   const CudaIpcSlotMsg *m = &msg->u.slot;
   g_autoptr (GError) err = NULL;
@@ -550,6 +644,17 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
   g_mutex_unlock (&client->session->lock);
   GST_DEBUG ("imported slot %u: %" G_GUINT64_FORMAT " bytes in %u "
       "allocations", m->index, m->size, n_fds);
+
+  /* without HAS_EVENT (or events) the producer synchronises on the host */
+  if ((m->flags & CUDAIPC_SLOT_HAS_EVENT) && client->events) {
+    client->fences[m->index] = cudaipc_fence_open (client->dev,
+        m->event_handle, &err);
+    if (client->fences[m->index] == NULL)
+      return events_unavailable (client, item, err->message);
+    GST_DEBUG ("opened the interprocess event of slot %u", m->index);
+  } else if (m->flags & CUDAIPC_SLOT_HAS_EVENT) {
+    GST_DEBUG ("slot %u has an event this consumer did not ask for", m->index);
+  }
   return CUDAIPC_CLIENT_OK;
 }
 
@@ -638,6 +743,31 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
     return CUDAIPC_CLIENT_ERROR;
   }
 
+  /* the producer's copy into the slot may still be in flight */
+  if (client->fences[f->slot] != NULL) {
+    guint calls = 0;
+    gboolean ok;
+
+    ok = ensure_context (client, &calls, &err);
+    if (ok)
+      ok = cudaipc_fence_wait_timeout (client->fences[f->slot],
+          FENCE_TIMEOUT_US, &calls, &err);
+    g_mutex_lock (&s->lock);
+    s->driver_calls += calls;
+    g_mutex_unlock (&s->lock);
+    if (!ok && g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
+      /* the producer died with the copy queued, or its GPU hangs: this
+       * frame is lost, the connection too */
+      gst_memory_unref (mem);
+      return producer_stalled (client, item, f->slot, err->message);
+    }
+    if (!ok) {
+      /* sends RELEASE while the connection is still there */
+      gst_memory_unref (mem);
+      return events_unavailable (client, item, err->message);
+    }
+  }
+
   /* from here, unreffing the memory releases the slot */
   item->type = CUDAIPC_CLIENT_ITEM_FRAME;
   item->frame.msg = *f;
@@ -682,7 +812,7 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
     case CUDAIPC_MSG_RING:
       return handle_ring (client, &msg->u.ring);
     case CUDAIPC_MSG_SLOT:
-      return handle_slot (client, msg, error);
+      return handle_slot (client, msg, item, error);
     case CUDAIPC_MSG_CAPS:
       return handle_caps (client, &msg->u.caps, error);
     case CUDAIPC_MSG_FRAME:

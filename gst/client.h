@@ -38,6 +38,21 @@
  * Once that connection is gone (disconnect, a new connection, free) a
  * release sends nothing. The session outlives the client while frames live.
  *
+ * GPU ordering (cuda backend; design.md, GPU ordering): the HELLO asks for
+ * CUDAIPC_CAP_EVENTS unless events failed before on this client object. A
+ * SLOT with HAS_EVENT has its fence (fence.h) opened once per slot per
+ * connection, kept with the import and freed with the import table. Before
+ * a FRAME of that slot is handed out, receive() waits on its fence: the
+ * only driver call per frame. For that the device's context is pushed once
+ * on the receiving thread, at its first frame, and stays current there (it
+ * is popped when that thread disconnects; another thread cannot pop it).
+ * A fence that cannot be opened or waited on (legacy CUDA IPC handles fail
+ * across PID namespaces) marks the client object: receive() sends BYE
+ * (PROTOCOL) saying that interprocess events are unavailable and that it
+ * reconnects without them, and returns CLOSED with said_bye FALSE and that
+ * text in bye_text; the next connect() asks for no events, and the producer
+ * synchronises its copies on the host for this consumer.
+ *
  * Ownership: the client owns its wake-up fd and its socket. A SLOT's fds
  * belong to the received message until the descriptor takes them (closed
  * whatever its verdict), and are closed right after the import: the
@@ -63,7 +78,8 @@ typedef struct _CudaIpcClient CudaIpcClient;
 typedef enum
 {
   CUDAIPC_CLIENT_OK,            /* done; receive(): an item to act on */
-  CUDAIPC_CLIENT_CLOSED,        /* receive(): the producer ended it */
+  CUDAIPC_CLIENT_CLOSED,        /* receive(): the connection ended; the
+                                 * item's bye fields say how */
   CUDAIPC_CLIENT_CANCELLED,     /* cudaipc_client_cancel() */
   CUDAIPC_CLIENT_ERROR,         /* error set; the connection is closed */
 } CudaIpcClientStatus;
@@ -95,7 +111,8 @@ typedef struct
                                  * custom downstream; owned */
   guint64 running_time;         /* ITEM_EVENT: informational */
   /* CUDAIPC_CLIENT_CLOSED: */
-  gboolean said_bye;            /* FALSE: it closed without BYE */
+  gboolean said_bye;            /* FALSE: it closed without BYE, or (with
+                                 * bye_text) this consumer closed it */
   guint32 bye_reason;           /* CudaIpcByeReason */
   gchar *bye_text;
 } CudaIpcClientItem;
@@ -108,6 +125,9 @@ typedef struct
   guint held;                   /* frames of this connection not released */
   guint32 generation;           /* the producer's current ring */
   guint imports;                /* slots imported on this connection */
+  guint64 driver_calls;         /* CUDA driver calls made for frames: one
+                                 * fence wait per frame, and a context push
+                                 * on a thread's first frame */
 } CudaIpcClientStats;
 
 /* Fails (CUDAIPC_ERROR_IO) only when the wake-up fd cannot be made. */
@@ -146,7 +166,7 @@ void cudaipc_client_disconnect (CudaIpcClient * client,
 void cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held);
 void cudaipc_client_get_stats (CudaIpcClient * client,
     CudaIpcClientStats * stats);
-/* Zeroes received, dropped and released. */
+/* Zeroes received, dropped, released and driver_calls. */
 void cudaipc_client_reset_stats (CudaIpcClient * client);
 
 const gchar *cudaipc_client_bye_reason_name (guint32 reason);

@@ -83,6 +83,8 @@ load_once (gpointer data)
   LOAD2 (MemcpyDtoD, "cuMemcpyDtoD");
   LOAD2 (Memcpy2D, "cuMemcpy2D");
   LOAD2 (Memcpy2DAsync, "cuMemcpy2DAsync");
+  LOAD2 (MemcpyHtoDAsync, "cuMemcpyHtoDAsync");
+  LOAD2 (MemcpyDtoDAsync, "cuMemcpyDtoDAsync");
   LOAD2 (MemsetD8, "cuMemsetD8");
   LOAD (StreamCreate, "cuStreamCreate");
   LOAD2 (StreamDestroy, "cuStreamDestroy");
@@ -92,6 +94,7 @@ load_once (gpointer data)
   LOAD2 (EventDestroy, "cuEventDestroy");
   LOAD (EventRecord, "cuEventRecord");
   LOAD (EventSynchronize, "cuEventSynchronize");
+  LOAD (EventQuery, "cuEventQuery");
   LOAD (IpcGetEventHandle, "cuIpcGetEventHandle");
   LOAD (IpcOpenEventHandle, "cuIpcOpenEventHandle");
 

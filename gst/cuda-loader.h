@@ -61,6 +61,10 @@ typedef struct
   CUresult (*MemcpyDtoD) (CUdeviceptr dst, CUdeviceptr src, size_t n);
   CUresult (*Memcpy2D) (const CUDA_MEMCPY2D * copy);
   CUresult (*Memcpy2DAsync) (const CUDA_MEMCPY2D * copy, CUstream stream);
+  CUresult (*MemcpyHtoDAsync) (CUdeviceptr dst, const void *src, size_t n,
+      CUstream stream);
+  CUresult (*MemcpyDtoDAsync) (CUdeviceptr dst, CUdeviceptr src, size_t n,
+      CUstream stream);
   CUresult (*MemsetD8) (CUdeviceptr dst, unsigned char value, size_t n);
 
   CUresult (*StreamCreate) (CUstream * stream, unsigned int flags);
@@ -72,6 +76,7 @@ typedef struct
   CUresult (*EventDestroy) (CUevent event);
   CUresult (*EventRecord) (CUevent event, CUstream stream);
   CUresult (*EventSynchronize) (CUevent event);
+  CUresult (*EventQuery) (CUevent event);
   CUresult (*IpcGetEventHandle) (CUipcEventHandle * handle, CUevent event);
   CUresult (*IpcOpenEventHandle) (CUevent * event, CUipcEventHandle handle);
 } CudaIpcCudaFuncs;

@@ -26,6 +26,7 @@ typedef enum
   CUDAIPC_ERROR_DEVICE_MISMATCH, /* the peers are on different devices */
   CUDAIPC_ERROR_PERMISSION,     /* access refused */
   CUDAIPC_ERROR_BUSY,           /* another server is live on the socket */
+  CUDAIPC_ERROR_TIMEOUT,        /* a wait ran past its limit */
 } CudaIpcError;
 
 GQuark cudaipc_error_quark (void);

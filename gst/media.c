@@ -14,8 +14,13 @@ GstCaps *
 cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
     GError ** error)
 {
-  GstCaps *caps = gst_caps_from_string (str);
+  GstCaps *caps;
 
+  /* Caps name GstVideo types (nvh264dec's carry a GstVideoMultiviewFlagsSet
+   * field): a string naming a type this process has not registered yet
+   * does not parse, so register them first. */
+  gst_video_multiview_flagset_get_type ();
+  caps = gst_caps_from_string (str);
   if (caps == NULL || gst_caps_get_size (caps) != 1) {
     gst_clear_caps (&caps);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,

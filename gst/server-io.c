@@ -20,10 +20,6 @@
 /* How long to stop accepting after accept() failed for want of fds. */
 #define ACCEPT_PAUSE (100 * G_TIME_SPAN_MILLISECOND)
 
-/* HELLO capability bits this producer implements: none yet (no
- * interprocess events). */
-#define SUPPORTED_CAPS 0u
-
 /* Messages read from one client per wake-up, so a chatty client cannot
  * starve the others. */
 #define MAX_MSGS_PER_WAKEUP 64
@@ -173,6 +169,13 @@ client_drop_locked (CudaIpcServer * s, Client * c, guint bye_reason,
   cudaipc_server_wake_io (s);
 }
 
+void
+cudaipc_server_drop_client_locked (CudaIpcServer * s, Client * c,
+    guint bye_reason, const gchar * bye_text, gchar * reason, gchar * warning)
+{
+  client_drop_locked (s, c, bye_reason, bye_text, reason, warning);
+}
+
 gboolean
 cudaipc_server_send_locked (CudaIpcServer * s, Client * c,
     const CudaIpcMsg * msg)
@@ -227,6 +230,21 @@ client_handle_hello_locked (CudaIpcServer * s, Client * c,
     c->name = g_utf8_make_valid (hello->name, -1);
   }
 
+  /* Credentials are checked here, before the client gets anything of the
+   * stream (the producer's HELLO says only who it is), so that a policy set
+   * right after the server was made applies to every client. */
+  if (!cudaipc_server_peer_allowed_locked (s, c->uid, c->gid)) {
+    text = g_strdup_printf ("user %u (group %u) may not connect to this "
+        "producer", c->uid, c->gid);
+    client_drop_locked (s, c, CUDAIPC_BYE_PERMISSION, text,
+        g_strdup ("refused by its credentials"),
+        g_strdup_printf ("Refused consumer '%s' (pid %d): %s; allow it with "
+            "the allowed-users or allowed-groups property", c->name, c->pid,
+            text));
+    g_free (text);
+    return;
+  }
+
   if (hello->backend != (guint32) backend) {
     text = g_strdup_printf ("the consumer uses the %s backend, this producer "
         "uses %s", cudaipc_backend_name (hello->backend),
@@ -256,6 +274,8 @@ client_handle_hello_locked (CudaIpcServer * s, Client * c,
     return;
   }
 
+  /* in effect: what both sides sent */
+  c->caps = hello->caps & cudaipc_server_caps (s);
   c->ready = TRUE;
   g_cond_broadcast (&s->cond);
   GST_INFO ("%s: client %u '%s' (pid %d, uid %u) joined", s->name, c->id,
@@ -402,7 +422,8 @@ accept_clients_locked (CudaIpcServer * s)
     CudaIpcMsg msg;
     Client *c;
     pid_t pid = 0;
-    uid_t uid = 0;
+    uid_t uid = (uid_t) - 1;
+    gid_t gid = (gid_t) - 1;
     int fd = -1;
     gint ret;
 
@@ -419,11 +440,12 @@ accept_clients_locked (CudaIpcServer * s)
     c = g_new0 (Client, 1);
     c->id = s->next_client_id++;
     c->conn = cudaipc_conn_new (fd);
-    ret = cudaipc_conn_get_peer_cred (c->conn, &pid, &uid, NULL);
+    ret = cudaipc_conn_get_peer_cred (c->conn, &pid, &uid, &gid);
     if (ret < 0)
       GST_WARNING ("%s: SO_PEERCRED failed: %s", s->name, g_strerror (-ret));
     c->pid = pid;
     c->uid = uid;
+    c->gid = gid;
     c->name = g_strdup_printf ("pid %d", c->pid);
     c->hello_deadline = g_get_monotonic_time () + s->handshake_timeout;
     s->clients = g_list_append (s->clients, c);
@@ -442,7 +464,7 @@ accept_clients_locked (CudaIpcServer * s)
     msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
     msg.u.hello.backend = cudaipc_device_get_backend (s->dev);
     cudaipc_device_get_uuid (s->dev, msg.u.hello.uuid);
-    msg.u.hello.caps = CUDAIPC_CAPS_KNOWN & SUPPORTED_CAPS;
+    msg.u.hello.caps = cudaipc_server_caps (s);
     msg.u.hello.pid = getpid ();
     msg.u.hello.name = s->name;
     cudaipc_server_send_locked (s, c, &msg);

@@ -8,6 +8,7 @@
 
 #include "server.h"
 #include "connection.h"
+#include "fence.h"
 #include "ring.h"
 
 G_BEGIN_DECLS
@@ -21,10 +22,12 @@ typedef struct
   gchar *name;                  /* from its HELLO; "pid N" until then */
   gint pid;                     /* SO_PEERCRED */
   guint uid;
+  guint gid;
   CudaIpcLease lease;
   guint64 sent;                 /* FRAMEs sent */
   guint64 released;             /* RELEASEs accepted (stale ones too) */
   gint64 hello_deadline;        /* monotonic time its HELLO is due by */
+  guint32 caps;                 /* HELLO capabilities in effect: its and ours */
   gboolean ready;               /* handshake done: gets frames and events */
   gboolean dead;                /* dropped: the I/O thread frees it */
   gchar *reason;                /* why it was dropped */
@@ -50,7 +53,16 @@ struct _CudaIpcServer
   GList *clients;               /* Client*, only the I/O thread frees them */
   guint next_client_id;
   gint64 handshake_timeout;     /* microseconds */
+  gint64 client_timeout;        /* microseconds, 0: never */
+  gint64 published_at[CUDAIPC_MAX_SLOTS];       /* monotonic, per slot */
+  GArray *peer_uids;            /* guint: also allowed to connect */
+  GArray *peer_gids;            /* guint: primary groups allowed */
   CudaIpcRing *ring;
+  /* cuda backend: one per slot index, made with the first ring and kept
+   * until stop() (consumers' opened handles must not outlive them); NULL
+   * where one could not be made */
+  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];
+  gboolean fences_made;
   guint32 generation;
   gchar *caps_str;
   guint32 caps_id;
@@ -73,15 +85,31 @@ client_is_ready (const Client * c)
   return c->ready && !c->dead;
 }
 
+/* The HELLO capabilities this producer offers: interprocess events with
+ * the cuda backend. */
+static inline guint32
+cudaipc_server_caps (const CudaIpcServer * s)
+{
+  return cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA ?
+      CUDAIPC_CAP_EVENTS : 0;
+}
+
 /* server-io.c */
 gpointer cudaipc_server_io_thread (gpointer server);
 /* Makes the I/O thread look at the client set again. */
 void cudaipc_server_wake_io (CudaIpcServer * s);
+/* Marks @c dead (its slots free again), with a BYE of @bye_reason and
+ * @bye_text when @bye_text is set; @reason and @warning are taken. */
+void cudaipc_server_drop_client_locked (CudaIpcServer * s, Client * c,
+    guint bye_reason, const gchar * bye_text, gchar * reason,
+    gchar * warning);
 /* Sends @msg to @c; a failure drops @c. */
 gboolean cudaipc_server_send_locked (CudaIpcServer * s, Client * c,
     const CudaIpcMsg * msg);
 
 /* server.c */
+gboolean cudaipc_server_peer_allowed_locked (CudaIpcServer * s, guint uid,
+    guint gid);
 /* Sends a client that just finished its handshake the ring, the caps, the
  * last segment and EOS; FALSE if it was dropped meanwhile. */
 gboolean cudaipc_server_welcome_locked (CudaIpcServer * s, Client * c);

@@ -83,6 +83,11 @@ client_send_ring_locked (CudaIpcServer * s, Client * c)
     msg.u.slot.size = cudaipc_descriptor_get_size (desc);
     msg.u.slot.n_allocs = n_fds;
     msg.u.slot.flags = 0;
+    if (s->fences[i] && (c->caps & CUDAIPC_CAP_EVENTS)) {
+      msg.u.slot.flags |= CUDAIPC_SLOT_HAS_EVENT;
+      memcpy (msg.u.slot.event_handle, cudaipc_fence_get_handle (s->fences[i]),
+          CUDAIPC_FENCE_HANDLE_SIZE);
+    }
     for (guint j = 0; j < n_fds; j++) {
       msg.u.slot.alloc_sizes[j] = sizes[j];
       msg.fds[j] = fds[j];      /* borrowed */
@@ -174,6 +179,13 @@ cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
   s->handshake_timeout = CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS *
       G_TIME_SPAN_MILLISECOND;
   s->holders = g_ptr_array_new ();
+  s->client_timeout = 500 * G_TIME_SPAN_MILLISECOND;
+  s->peer_uids = g_array_new (FALSE, FALSE, sizeof (guint));
+  s->peer_gids = g_array_new (FALSE, FALSE, sizeof (guint));
+  {
+    guint gid = getegid ();
+    g_array_append_val (s->peer_gids, gid);
+  }
 
   ret = cudaipc_socket_listen (socket_name, mode, &s->listen_fd);
   if (ret < 0) {
@@ -238,6 +250,8 @@ cudaipc_server_stop (CudaIpcServer * s)
   g_mutex_lock (&s->lock);
   s->stopped = TRUE;
   g_clear_pointer (&s->ring, cudaipc_ring_free);
+  for (guint i = 0; i < G_N_ELEMENTS (s->fences); i++)
+    g_clear_pointer (&s->fences[i], cudaipc_fence_free);
   g_mutex_unlock (&s->lock);
 
   cudaipc_close_fd (&s->wake_fd);
@@ -262,9 +276,67 @@ cudaipc_server_free (CudaIpcServer * s)
   g_free (s->caps_str);
   g_free (s->segment_str);
   g_ptr_array_unref (s->holders);
+  g_array_unref (s->peer_uids);
+  g_array_unref (s->peer_gids);
   g_mutex_clear (&s->lock);
   g_cond_clear (&s->cond);
   g_free (s);
+}
+
+void
+cudaipc_server_set_client_timeout (CudaIpcServer * s, guint timeout_ms)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  s->client_timeout = G_TIME_SPAN_MILLISECOND * (gint64) timeout_ms;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+}
+
+void
+cudaipc_server_set_peers (CudaIpcServer * s, const guint * uids,
+    guint n_uids, const guint * gids, guint n_gids)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
+  g_array_set_size (s->peer_uids, 0);
+  g_array_set_size (s->peer_gids, 0);
+  if (n_uids)
+    g_array_append_vals (s->peer_uids, uids, n_uids);
+  if (n_gids)
+    g_array_append_vals (s->peer_gids, gids, n_gids);
+  g_mutex_unlock (&s->lock);
+}
+
+static gboolean
+array_has (GArray * a, guint v)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (g_array_index (a, guint, i) == v)
+      return TRUE;
+  return FALSE;
+}
+
+/* The lock is held. */
+gboolean
+cudaipc_server_peer_allowed_locked (CudaIpcServer * s, guint uid, guint gid)
+{
+  return uid == 0 || uid == (guint) geteuid () || array_has (s->peer_uids,
+      uid) || array_has (s->peer_gids, gid);
+}
+
+gboolean
+cudaipc_server_peer_allowed (CudaIpcServer * s, guint uid, guint gid)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (s != NULL, FALSE);
+  g_mutex_lock (&s->lock);
+  ok = cudaipc_server_peer_allowed_locked (s, uid, gid);
+  g_mutex_unlock (&s->lock);
+  return ok;
 }
 
 void
@@ -371,6 +443,30 @@ cudaipc_server_wait_for_client (CudaIpcServer * s, gint64 deadline_us)
   return CUDAIPC_SERVER_OK;
 }
 
+/* cuda backend: one fence per slot index, once. A slot without one is
+ * synchronised on the host before it is published (publish_fenced()). */
+static void
+make_fences_locked (CudaIpcServer * s)
+{
+  guint n_failed = 0;
+
+  if (s->fences_made || cudaipc_server_caps (s) == 0)
+    return;
+  s->fences_made = TRUE;
+  for (guint i = 0; i < s->n_slots; i++) {
+    g_autoptr (GError) err = NULL;
+
+    s->fences[i] = cudaipc_fence_new (s->dev, &err);
+    if (s->fences[i] == NULL && n_failed++ == 0)
+      GST_INFO ("%s: slot %u has no interprocess event, so its frames are "
+          "synchronised on the host before they are published: %s", s->name,
+          i, err->message);
+  }
+  if (n_failed > 0)
+    GST_INFO ("%s: %u of %u slots have no interprocess event", s->name,
+        n_failed, s->n_slots);
+}
+
 /* Builds a new ring when there is none or @size does not fit. */
 static gboolean
 ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
@@ -396,6 +492,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
   /* consumers keep their own imports of the old one */
   cudaipc_ring_free (s->ring);
   s->ring = ring;
+  make_fences_locked (s);
 
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
@@ -404,6 +501,60 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
       client_send_ring_locked (s, c);
   }
   return TRUE;
+}
+
+/* How often a producer waiting for a slot looks for stuck clients. */
+#define STUCK_CHECK_US (50 * G_TIME_SPAN_MILLISECOND)
+
+/* Drops the stuck clients: those that hold two frames or more and have held
+ * an older one for client_timeout since a newer one came. A consumer keeps
+ * its newest frame as long as it likes (a sink showing its last frame
+ * does), but one that was sent newer frames and still holds an old one
+ * that long stopped reading.
+ * TRUE if one was dropped (its slots are free again). */
+static gboolean
+drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
+{
+  gboolean dropped = FALSE;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+    gint64 oldest = G_MAXINT64, next = G_MAXINT64;
+    guint held;
+
+    if (!client_is_ready (c))
+      continue;
+    held = cudaipc_ring_lease_count (s->ring, &c->lease);
+    if (held < 2)
+      continue;
+    /* the oldest frame it holds was superseded no later than the second
+     * oldest was published: that is when it should have let go of it */
+    for (guint i = 0; i < cudaipc_ring_get_n_slots (s->ring); i++) {
+      gint64 t;
+
+      if (!cudaipc_ring_lease_holds (s->ring, &c->lease, i))
+        continue;
+      t = s->published_at[i];
+      if (t < oldest) {
+        next = oldest;
+        oldest = t;
+      } else if (t < next) {
+        next = t;
+      }
+    }
+    if (now - next < s->client_timeout)
+      continue;
+    cudaipc_server_drop_client_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
+        "it held frames too long while the producer waited",
+        g_strdup_printf ("stuck: held %u frames, the oldest for %d ms",
+            held, (gint) ((now - oldest) / 1000)),
+        g_strdup_printf ("Dropped consumer '%s' (pid %d): it held %u frames, "
+            "the oldest for %d ms, %d ms after newer ones came, while the "
+            "producer waited for a slot", c->name, c->pid, held,
+            (gint) ((now - oldest) / 1000), (gint) ((now - next) / 1000)));
+    dropped = TRUE;
+  }
+  return dropped;
 }
 
 CudaIpcServerStatus
@@ -425,6 +576,10 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
   }
 
   while ((slot = cudaipc_ring_acquire (s->ring)) < 0) {
+    gint64 now = g_get_monotonic_time ();
+
+    if (s->client_timeout > 0 && drop_stuck_clients_locked (s, now))
+      continue;
     status = check_wait_locked (s, deadline_us);
     if (status == CUDAIPC_SERVER_TIMEOUT)
       s->frames_dropped++;
@@ -433,7 +588,12 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
       return status;
     }
     GST_LOG ("%s: every slot is held, waiting", s->name);
-    wait_locked (s, deadline_us);
+    /* look for stuck clients again now and then while waiting */
+    if (s->client_timeout > 0 && (deadline_us < 0 ||
+            deadline_us > now + STUCK_CHECK_US))
+      wait_locked (s, now + STUCK_CHECK_US);
+    else
+      wait_locked (s, deadline_us);
   }
 
   *slot_out = slot;
@@ -442,21 +602,73 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
   return CUDAIPC_SERVER_OK;
 }
 
+CudaIpcFence *
+cudaipc_server_get_fence (CudaIpcServer * s, guint slot)
+{
+  CudaIpcFence *fence;
+
+  g_return_val_if_fail (s != NULL, NULL);
+  g_return_val_if_fail (slot < CUDAIPC_MAX_SLOTS, NULL);
+
+  g_mutex_lock (&s->lock);
+  fence = s->fences[slot];
+  g_mutex_unlock (&s->lock);
+  return fence;
+}
+
+/* Why a frame in @slot needs the host synchronisation, or NULL. */
+static const gchar *
+needs_sync_locked (CudaIpcServer * s, guint slot)
+{
+  if (s->fences[slot] == NULL)
+    return "the slot has no interprocess event";
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c) && !(c->caps & CUDAIPC_CAP_EVENTS))
+      return "a consumer does not wait on interprocess events";
+  }
+  return NULL;
+}
+
 guint
 cudaipc_server_publish (CudaIpcServer * s, guint slot, CudaIpcFrameMsg * frame)
+{
+  guint n_clients = 0;
+
+  cudaipc_server_publish_fenced (s, slot, frame, NULL, NULL, &n_clients, NULL);
+  return n_clients;
+}
+
+gboolean
+cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
+    CudaIpcFrameMsg * frame, CudaIpcServerSyncFunc sync, gpointer user_data,
+    guint * n_clients, GError ** error)
 {
   CudaIpcMsg msg;
   guint n_holders;
 
-  g_return_val_if_fail (s != NULL, 0);
-  g_return_val_if_fail (frame != NULL, 0);
+  g_return_val_if_fail (s != NULL, FALSE);
+  g_return_val_if_fail (frame != NULL, FALSE);
 
+  if (n_clients)
+    *n_clients = 0;
   g_mutex_lock (&s->lock);
-  if (s->ring == NULL ||
+  if (s->ring == NULL || slot >= cudaipc_ring_get_n_slots (s->ring) ||
       cudaipc_ring_get_state (s->ring, slot) != CUDAIPC_SLOT_WRITING) {
     g_mutex_unlock (&s->lock);
     g_critical ("cudaipc_server_publish: slot %u was not acquired", slot);
-    return 0;
+    return FALSE;
+  }
+
+  if (sync) {
+    const gchar *why = needs_sync_locked (s, slot);
+
+    if (why && !sync (why, user_data, error)) {
+      cudaipc_ring_abort (s->ring, slot);
+      g_mutex_unlock (&s->lock);
+      return FALSE;
+    }
   }
 
   frame->generation = s->generation;
@@ -472,6 +684,7 @@ cudaipc_server_publish (CudaIpcServer * s, guint slot, CudaIpcFrameMsg * frame)
       g_ptr_array_add (s->holders, &c->lease);
   }
   n_holders = s->holders->len;
+  s->published_at[slot] = g_get_monotonic_time ();
   cudaipc_ring_publish (s->ring, slot,
       (CudaIpcLease * const *) s->holders->pdata, n_holders);
   s->frames_published++;
@@ -487,7 +700,9 @@ cudaipc_server_publish (CudaIpcServer * s, guint slot, CudaIpcFrameMsg * frame)
   }
   g_mutex_unlock (&s->lock);
 
-  return n_holders;
+  if (n_clients)
+    *n_clients = n_holders;
+  return TRUE;
 }
 
 void
@@ -675,7 +890,8 @@ cudaipc_server_get_stats (CudaIpcServer * s)
         "frames-sent", G_TYPE_UINT64, c->sent,
         "frames-released", G_TYPE_UINT64, c->released,
         "held", G_TYPE_UINT,
-        s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0, NULL);
+        s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0,
+        "events", G_TYPE_BOOLEAN, (c->caps & CUDAIPC_CAP_EVENTS) != 0, NULL);
     g_value_init (&v, GST_TYPE_STRUCTURE);
     g_value_take_boxed (&v, cs);
     gst_value_array_append_and_take_value (&array, &v);

@@ -22,8 +22,8 @@
  *
  * Threads:
  *  - The producer thread (a sink's streaming thread): set_caps,
- *    wait_for_client, acquire, publish, abort, send_event and clear_eos,
- *    one call at a time. Only this thread replaces the ring, so the block
+ *    wait_for_client, acquire, publish, publish_fenced, get_fence, abort,
+ *    send_event and clear_eos, one call at a time. Only this thread replaces the ring, so the block
  *    acquire() hands out stays valid, and is written without any lock,
  *    until publish() or abort() of that slot.
  *  - Any thread, at any time between new() and free(): set_flushing, wake,
@@ -47,7 +47,8 @@
  * Ownership: the server owns the listening socket (closed, and its file
  * removed, by stop()), its wake-up eventfd, each client's connection and
  * the ring, whose blocks own the exported fds: they cross to each client
- * once per slot, duplicated by the kernel, and stay ours. It holds a
+ * once per slot, duplicated by the kernel, and stay ours; and the slots'
+ * fences, whose handles go to the clients that asked for events. It holds a
  * reference on the device. Strings passed in are copied. A slot belongs to
  * the producer thread from acquire() to publish() or abort(), then to the
  * clients it was published to until each has released it or left.
@@ -63,6 +64,7 @@
 #include <gst/gst.h>
 #include "block.h"
 #include "device.h"
+#include "fence.h"
 #include "protocol.h"
 #include "ring.h"
 
@@ -111,6 +113,25 @@ void cudaipc_server_free (CudaIpcServer * server);
 void cudaipc_server_stop (CudaIpcServer * server);
 
 /* Applies to clients that connect afterwards. */
+/* A stuck consumer must not hold the others back: when acquire() finds no
+ * free slot, every client that holds two frames or more and kept an older
+ * one @timeout_ms after a newer one came is dropped with BYE TOO_SLOW and a
+ * warning, which gives its slots back (holding only its newest frame is
+ * fine); a waiting acquire() looks again every 50 ms. 0: never. Default
+ * 500 ms. */
+void cudaipc_server_set_client_timeout (CudaIpcServer * server,
+    guint timeout_ms);
+
+/* Who may connect, from the SO_PEERCRED credentials taken when a client
+ * connected and checked when its HELLO arrives (before it is sent anything
+ * of the stream): the producer's own user, root, the users in @uids and the
+ * peers whose primary group is in @gids. Others get BYE PERMISSION and are
+ * closed, with a warning. By default @gids holds the producer's own group. */
+void cudaipc_server_set_peers (CudaIpcServer * server, const guint * uids,
+    guint n_uids, const guint * gids, guint n_gids);
+/* Whether a peer of @uid and @gid may connect under the current policy. */
+gboolean cudaipc_server_peer_allowed (CudaIpcServer * server, guint uid,
+    guint gid);
 void cudaipc_server_set_handshake_timeout (CudaIpcServer * server,
     guint timeout_ms);
 
@@ -144,6 +165,32 @@ CudaIpcServerStatus cudaipc_server_acquire (CudaIpcServer * server,
  * slot is free again at once. */
 guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
     CudaIpcFrameMsg * frame);
+
+/* GPU ordering (cuda backend; docs/design.md, GPU ordering). The server
+ * keeps one fence (fence.h) per slot index, made with the first ring and
+ * kept, across rebuilds, until stop(); SLOT carries its handle to the
+ * clients whose HELLO asked for CUDAIPC_CAP_EVENTS. */
+
+/* @slot's fence, or NULL: host backend, or it could not be made (logged
+ * once, with the reason). Producer thread, from acquire() until stop(). */
+CudaIpcFence *cudaipc_server_get_fence (CudaIpcServer * server, guint slot);
+
+/* Makes the copy into the slot complete before returning (a host stream
+ * synchronisation); @why says why it is needed. Called with the server's
+ * lock held: it must not call into the server. */
+typedef gboolean (*CudaIpcServerSyncFunc) (const gchar * why,
+    gpointer user_data, GError ** error);
+
+/* publish() for a frame whose copy may still be in flight on the GPU, with
+ * @slot's fence recorded after it. Under the lock, so that no client that
+ * becomes ready meanwhile is missed, it calls @sync first when the fence
+ * cannot order the frame for every ready client: the slot has no fence, or
+ * a ready client did not ask for CUDAIPC_CAP_EVENTS. When @sync fails the
+ * slot is given back unpublished (as by abort()) and FALSE is returned
+ * with its error. @n_clients (may be NULL): what publish() returns. */
+gboolean cudaipc_server_publish_fenced (CudaIpcServer * server, guint slot,
+    CudaIpcFrameMsg * frame, CudaIpcServerSyncFunc sync, gpointer user_data,
+    guint * n_clients, GError ** error);
 /* Gives an acquired slot back unpublished. */
 void cudaipc_server_abort (CudaIpcServer * server, guint slot);
 
@@ -170,8 +217,9 @@ guint32 cudaipc_server_get_generation (CudaIpcServer * server);
 /* A new "application/x-cudaipcsink-stats" structure: frames-published,
  * frames-dropped (guint64), clients, generation (guint), and client-stats,
  * an array of "cudaipcsink-client" structures with name (string), pid
- * (int), frames-sent, frames-released (guint64) and held (guint: slots of
- * the current ring it holds). @server NULL gives every counter at 0. */
+ * (int), frames-sent, frames-released (guint64), held (guint: slots of
+ * the current ring it holds) and events (gboolean: it waits on the slots'
+ * interprocess events). @server NULL gives every counter at 0. */
 GstStructure *cudaipc_server_get_stats (CudaIpcServer * server);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcServer, cudaipc_server_free);

@@ -10,6 +10,10 @@
  * every cudaipcsrc connected to its Unix socket which buffer holds which
  * frame. A buffer is written again only once every consumer it was
  * published to has released it; `on-full` says what happens meanwhile.
+ * With the cuda backend the copy runs on the sink's own CUDA stream and
+ * the frame is published without waiting for it: each consumer waits on
+ * the slot's interprocess CUDA event before it reads the frame, and only
+ * for a consumer that cannot does the sink wait for its copy first.
  *
  * Caps, timestamps, buffer flags, plane offsets and strides, and the
  * SEGMENT, TAG, EOS and custom serialized events travel in band.
@@ -35,6 +39,8 @@
 #include "config.h"
 #endif
 
+#include <grp.h>
+#include <pwd.h>
 #include <string.h>
 
 #include <gst/video/video.h>
@@ -75,6 +81,9 @@ enum
   PROP_ON_FULL,
   PROP_FULL_TIMEOUT,
   PROP_WAIT_FOR_CONNECTION,
+  PROP_CONSUMER_TIMEOUT,
+  PROP_ALLOWED_USERS,
+  PROP_ALLOWED_GROUPS,
   PROP_NUM_CLIENTS,
   PROP_STATS,
   N_PROPERTIES
@@ -90,6 +99,9 @@ enum
 #define DEFAULT_ON_FULL GST_CU_IPC_SINK_ON_FULL_WAIT
 #define DEFAULT_FULL_TIMEOUT 1000
 #define DEFAULT_WAIT_FOR_CONNECTION FALSE
+#define DEFAULT_CONSUMER_TIMEOUT 500
+#define DEFAULT_ALLOWED_USERS NULL
+#define DEFAULT_ALLOWED_GROUPS NULL
 
 static GParamSpec *properties[N_PROPERTIES];
 
@@ -106,6 +118,9 @@ struct _GstCuIpcSink
   GstCuIpcSinkOnFull on_full;
   guint full_timeout;
   gboolean wait_for_connection;
+  guint consumer_timeout;
+  gchar *allowed_users;
+  gchar *allowed_groups;
 
   /* object lock; set in start(), cleared in stop() */
   CudaIpcServer *server;
@@ -115,6 +130,19 @@ struct _GstCuIpcSink
   CudaIpcDevice *dev;
   GstVideoInfo info;
   gboolean have_info;
+
+  /* cuda backend, streaming thread, from start() to stop() (design.md,
+   * GPU ordering) */
+  CUstream stream;              /* the copies', in the primary context */
+  GQueue pending;               /* Pending*, oldest first: upstream buffers
+                                 * whose copy may still be in flight */
+  guint max_pending;            /* ring-size: more, and render() waits */
+  guint64 slot_size;            /* bytes of the last slot acquired */
+  const gchar *logged_why;      /* the last fallback reason logged */
+
+  /* object lock: render()'s counters since start() */
+  guint64 driver_calls;
+  guint64 host_syncs;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -225,6 +253,20 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     case PROP_WAIT_FOR_CONNECTION:
       self->wait_for_connection = g_value_get_boolean (value);
       break;
+    case PROP_CONSUMER_TIMEOUT:
+      self->consumer_timeout = g_value_get_uint (value);
+      if (self->server)
+        cudaipc_server_set_client_timeout (self->server,
+            self->consumer_timeout);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_free (self->allowed_users);
+      self->allowed_users = g_value_dup_string (value);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_free (self->allowed_groups);
+      self->allowed_groups = g_value_dup_string (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -268,18 +310,34 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
     case PROP_WAIT_FOR_CONNECTION:
       g_value_set_boolean (value, self->wait_for_connection);
       break;
+    case PROP_CONSUMER_TIMEOUT:
+      g_value_set_uint (value, self->consumer_timeout);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_value_set_string (value, self->allowed_users);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_value_set_string (value, self->allowed_groups);
+      break;
     case PROP_NUM_CLIENTS:
       g_value_set_uint (value,
           self->server ? cudaipc_server_get_n_clients (self->server) : 0);
       break;
-    case PROP_STATS:
+    case PROP_STATS:{
+      GstStructure *st;
+
       if (self->server)
-        g_value_take_boxed (value, cudaipc_server_get_stats (self->server));
+        st = cudaipc_server_get_stats (self->server);
       else if (self->last_stats)
-        g_value_set_boxed (value, self->last_stats);
+        st = gst_structure_copy (self->last_stats);
       else
-        g_value_take_boxed (value, cudaipc_server_get_stats (NULL));
+        st = cudaipc_server_get_stats (NULL);
+      gst_structure_set (st, "driver-calls", G_TYPE_UINT64,
+          self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs,
+          NULL);
+      g_value_take_boxed (value, st);
       break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -292,11 +350,235 @@ gst_cu_ipc_sink_finalize (GObject * object)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
 
+  g_free (self->allowed_users);
+  g_free (self->allowed_groups);
   g_free (self->socket_path);
   if (self->last_stats)
     gst_structure_free (self->last_stats);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* Parses a list of user (or group) names and numeric ids separated by
+ * commas or spaces into @out. The producer's own group is always in the
+ * group list. */
+static gboolean
+parse_ids (const gchar * list, gboolean groups, GArray ** out,
+    GError ** error)
+{
+  g_auto (GStrv) items = g_strsplit_set (list ? list : "", ", ", -1);
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  if (groups) {
+    guint own = getegid ();
+    g_array_append_val (ids, own);
+  }
+  for (guint i = 0; items[i]; i++) {
+    const gchar *item = items[i];
+    guint64 v;
+    guint id;
+
+    if (item[0] == '\0')
+      continue;
+    if (g_ascii_string_to_unsigned (item, 10, 0, G_MAXUINT32 - 1, &v, NULL)) {
+      id = (guint) v;
+    } else if (groups) {
+      struct group *gr = getgrnam (item);
+      if (gr == NULL) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "allowed-groups: no group named \"%s\"", item);
+        g_array_unref (ids);
+        return FALSE;
+      }
+      id = gr->gr_gid;
+    } else {
+      struct passwd *pw = getpwnam (item);
+      if (pw == NULL) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+            "allowed-users: no user named \"%s\"", item);
+        g_array_unref (ids);
+        return FALSE;
+      }
+      id = pw->pw_uid;
+    }
+    g_array_append_val (ids, id);
+  }
+  *out = ids;
+  return TRUE;
+}
+
+/* The copy stream (cuda backend; design.md, GPU ordering) */
+
+/* An upstream buffer kept until its copy into a slot is known complete:
+ * @fence (the slot's, alive until the server stops) was recorded after it. */
+typedef struct
+{
+  GstBuffer *buf;
+  CudaIpcFence *fence;
+} Pending;
+
+/* What render() did on the GPU, for the counters. */
+typedef struct
+{
+  GstCuIpcSink *self;
+  guint calls;                  /* CUDA driver calls */
+  guint syncs;                  /* fallback stream synchronisations */
+} RenderCounts;
+
+static void
+pending_free (gpointer data)
+{
+  Pending *p = data;
+
+  gst_buffer_unref (p->buf);
+  g_free (p);
+}
+
+static void
+drop_pending (GstCuIpcSink * self)
+{
+  g_queue_clear_full (&self->pending, pending_free);
+}
+
+static void
+count_driver_calls (GstCuIpcSink * self, const RenderCounts * rc)
+{
+  GST_OBJECT_LOCK (self);
+  self->driver_calls += rc->calls;
+  self->host_syncs += rc->syncs;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* With the device's context current: waits until every copy queued is
+ * done, then lets go of every pending buffer. */
+static gboolean
+sync_stream (GstCuIpcSink * self, guint * calls, GError ** error)
+{
+  CUresult res;
+
+  (*calls)++;
+  res = cudaipc_cuda ()->StreamSynchronize (self->stream);
+  if (res != CUDA_SUCCESS) {
+    gchar *text = cudaipc_cuda_error (res);
+
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
+        "cuStreamSynchronize failed: %s", text);
+    g_free (text);
+    return FALSE;
+  }
+  drop_pending (self);
+  return TRUE;
+}
+
+/* With the device's context current: drops the buffers whose copy is
+ * done (the stream runs in order: the oldest first) and, while @limit or
+ * more are pending, waits for the oldest. */
+static void
+reap_pending (GstCuIpcSink * self, guint limit, guint * calls)
+{
+  g_autoptr (GError) error = NULL;
+  Pending *p;
+
+  while ((p = g_queue_peek_head (&self->pending)) != NULL) {
+    gboolean done = FALSE, ok;
+
+    (*calls)++;
+    ok = cudaipc_fence_query (p->fence, &done, &error);
+    if (ok && !done) {
+      if (g_queue_get_length (&self->pending) < limit)
+        return;
+      GST_LOG_OBJECT (self, "%u copies in flight: waiting for the oldest",
+          g_queue_get_length (&self->pending));
+      (*calls)++;
+      ok = cudaipc_fence_wait (p->fence, &error);
+    }
+    if (!ok) {
+      /* the fence tells nothing: wait for the whole stream instead */
+      GST_WARNING_OBJECT (self, "%s", error->message);
+      g_clear_error (&error);
+      if (!sync_stream (self, calls, &error)) {
+        GST_WARNING_OBJECT (self, "%s", error->message);
+        drop_pending (self);
+      }
+      return;
+    }
+    pending_free (g_queue_pop_head (&self->pending));
+  }
+}
+
+/* publish_fenced()'s fallback: the frame is complete before any FRAME
+ * goes out. */
+static gboolean
+sync_before_publish (const gchar * why, gpointer user_data, GError ** error)
+{
+  RenderCounts *rc = user_data;
+  GstCuIpcSink *self = rc->self;
+
+  if (self->logged_why != why) {
+    GST_INFO_OBJECT (self, "%s: synchronising the copy stream on the host "
+        "before publishing", why);
+    self->logged_why = why;
+  }
+  rc->syncs++;
+  return sync_stream (self, &rc->calls, error);
+}
+
+/* cuda backend: a non-blocking stream in the device's primary context. */
+static gboolean
+open_stream (GstCuIpcSink * self, guint ring_size)
+{
+  g_autoptr (GError) error = NULL;
+  CUresult res;
+
+  self->max_pending = ring_size;
+  self->slot_size = 0;
+  self->logged_why = NULL;
+  if (cudaipc_device_get_backend (self->dev) != CUDAIPC_BACKEND_CUDA)
+    return TRUE;
+
+  if (!cudaipc_device_push (self->dev, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+        ("%s", error->message), ("making the device's context current"));
+    return FALSE;
+  }
+  res = cudaipc_cuda ()->StreamCreate (&self->stream, CU_STREAM_NON_BLOCKING);
+  cudaipc_device_pop (self->dev);
+  if (res != CUDA_SUCCESS) {
+    g_autofree gchar *text = cudaipc_cuda_error (res);
+
+    self->stream = NULL;
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+        ("Cannot create a CUDA stream for the copies: %s", text),
+        ("cuStreamCreate (CU_STREAM_NON_BLOCKING) on %s",
+            cudaipc_device_get_name (self->dev)));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Waits for the copies in flight, lets go of their buffers and destroys
+ * the stream; before the server (and its fences and slots) goes. */
+static void
+release_stream (GstCuIpcSink * self)
+{
+  g_autoptr (GError) error = NULL;
+  guint calls = 0;
+
+  if (self->stream == NULL) {
+    drop_pending (self);
+    return;
+  }
+  if (cudaipc_device_push (self->dev, &error)) {
+    if (!sync_stream (self, &calls, &error))
+      GST_WARNING_OBJECT (self, "%s", error->message);
+    cudaipc_cuda ()->StreamDestroy (self->stream);
+    cudaipc_device_pop (self->dev);
+  } else {
+    GST_WARNING_OBJECT (self, "cannot destroy the copy stream: %s",
+        error->message);
+  }
+  self->stream = NULL;
+  drop_pending (self);
 }
 
 /* GstBaseSink */
@@ -307,6 +589,9 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
   g_autofree gchar *path = NULL, *name = NULL;
+  g_autofree gchar *users = NULL, *groups = NULL;
+  g_autoptr (GArray) uids = NULL;
+  g_autoptr (GArray) gids = NULL;
   CudaIpcServer *server;
   CudaIpcBackend backend;
   gint device_id;
@@ -319,7 +604,17 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   device_id = self->device_id;
   ring_size = self->ring_size;
   name = g_strdup (GST_OBJECT_NAME (self));
+  users = g_strdup (self->allowed_users);
+  groups = g_strdup (self->allowed_groups);
   GST_OBJECT_UNLOCK (self);
+
+  if (!parse_ids (users, FALSE, &uids, &error) ||
+      !parse_ids (groups, TRUE, &gids, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
+        ("allowed-users \"%s\", allowed-groups \"%s\"", users ? users : "",
+            groups ? groups : ""));
+    return FALSE;
+  }
 
   if (path == NULL || path[0] == '\0') {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -343,6 +638,10 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   }
   GST_INFO_OBJECT (self, "opened %s backend on %s",
       cudaipc_backend_name (backend), cudaipc_device_get_name (self->dev));
+  if (!open_stream (self, ring_size)) {
+    g_clear_pointer (&self->dev, cudaipc_device_unref);
+    return FALSE;
+  }
 
   server = cudaipc_server_new (self->dev, path, mode, ring_size, name,
       &server_callbacks, self, &error);
@@ -354,13 +653,22 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
           ("%s", error->message), ("socket-path %s", path));
     }
+    release_stream (self);
     g_clear_pointer (&self->dev, cudaipc_device_unref);
     return FALSE;
   }
 
+  cudaipc_server_set_peers (server, (const guint *) uids->data, uids->len,
+      (const guint *) gids->data, gids->len);
+  GST_OBJECT_LOCK (self);
+  cudaipc_server_set_client_timeout (server, self->consumer_timeout);
+  GST_OBJECT_UNLOCK (self);
+
   GST_OBJECT_LOCK (self);
   self->server = server;
   g_clear_pointer (&self->last_stats, gst_structure_free);
+  self->driver_calls = 0;
+  self->host_syncs = 0;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
 
@@ -378,6 +686,9 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   GST_OBJECT_LOCK (self);
   server = self->server;
   GST_OBJECT_UNLOCK (self);
+
+  /* no copy may be in flight when the server frees the slots and fences */
+  release_stream (self);
 
   if (server) {
     /* its callbacks may run meanwhile: no lock of ours is held */
@@ -435,35 +746,39 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 }
 
 
-/* Copies every memory of @buf, in order, contiguously to @dst. */
+/* Copies every memory of @buf, in order, contiguously to @dst: memcpy for
+ * the host backend; for the cuda backend, queued on the copy stream (the
+ * device's context current), where the copies may still be in flight when
+ * it returns. Counts the driver calls in @calls. */
 static gboolean
 copy_buffer (GstCuIpcSink * self, GstBuffer * buf, guintptr dst,
-    guint64 * copied, GError ** error)
+    guint64 * copied, guint * calls, GError ** error)
 {
-  gboolean cuda = cudaipc_device_get_backend (self->dev) ==
-      CUDAIPC_BACKEND_CUDA;
-  const CudaIpcCudaFuncs *cu = cuda ? cudaipc_cuda () : NULL;
+  const CudaIpcCudaFuncs *cu = self->stream ? cudaipc_cuda () : NULL;
   guint n = gst_buffer_n_memory (buf);
   guint64 offset = 0;
   gboolean ok = TRUE;
-
-  if (cuda && !cudaipc_device_push (self->dev, error))
-    return FALSE;
 
   for (guint i = 0; i < n && ok; i++) {
     GstMemory *mem = gst_buffer_peek_memory (buf, i);
     GstMapInfo map;
     CUresult res = CUDA_SUCCESS;
 
-    if (cuda && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
+    /* mapped for the call only: the buffer, kept until the copy is done,
+     * keeps the memory */
+    if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
         gst_memory_map (mem, &map, GST_MAP_READ | MAP_CUDA)) {
-      res = cu->MemcpyDtoD ((CUdeviceptr) (dst + offset),
-          (CUdeviceptr) (guintptr) map.data, map.size);
+      (*calls)++;
+      res = cu->MemcpyDtoDAsync ((CUdeviceptr) (dst + offset),
+          (CUdeviceptr) (guintptr) map.data, map.size, self->stream);
     } else if (gst_memory_map (mem, &map, GST_MAP_READ)) {
-      if (cuda)
-        res = cu->MemcpyHtoD ((CUdeviceptr) (dst + offset), map.data, map.size);
-      else
+      if (cu) {
+        (*calls)++;
+        res = cu->MemcpyHtoDAsync ((CUdeviceptr) (dst + offset), map.data,
+            map.size, self->stream);
+      } else {
         memcpy ((guint8 *) dst + offset, map.data, map.size);
+      }
     } else {
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
           "cannot map memory %u of the buffer for reading", i);
@@ -484,8 +799,6 @@ copy_buffer (GstCuIpcSink * self, GstBuffer * buf, guintptr dst,
     gst_memory_unmap (mem, &map);
   }
 
-  if (cuda)
-    cudaipc_device_pop (self->dev);
   if (ok)
     *copied = offset;
   return ok;
@@ -588,15 +901,40 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   CudaIpcServerStatus status;
   CudaIpcFrameMsg f = { 0 };
   CudaIpcBlock *block = NULL;
+  CudaIpcFence *fence = NULL;
+  RenderCounts rc = { self, 0, 0 };
   GstFlowReturn ret;
   guint64 size = gst_buffer_get_size (buf), copied = 0;
   gint64 deadline = NO_DEADLINE, until;
-  guint slot = 0, n_clients;
+  guint slot = 0, n_clients = 0;
+  gboolean ok = TRUE, pushed = FALSE;
   guintptr dst;
 
   ret = wait_for_consumer (self);
   if (ret != GST_FLOW_OK)
     return ret;
+
+  /* a frame that does not fit makes the server rebuild the ring and free
+   * the old slots: no copy may still be in flight into them */
+  if (self->stream && size > self->slot_size &&
+      !g_queue_is_empty (&self->pending)) {
+    ok = cudaipc_device_push (self->dev, &error);
+    if (ok) {
+      rc.calls++;
+      ok = sync_stream (self, &rc.calls, &error);
+      cudaipc_device_pop (self->dev);
+      rc.calls++;
+    }
+    count_driver_calls (self, &rc);
+    rc.calls = 0;
+    if (!ok) {
+      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+          ("Cannot finish the copies into the shared ring: %s",
+              error->message), ("before a ring for %" G_GUINT64_FORMAT
+              "-byte frames", size));
+      return GST_FLOW_ERROR;
+    }
+  }
 
   do {
     GstCuIpcSinkOnFull on_full;
@@ -654,13 +992,33 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   /* the slot is ours until published: nobody else touches it, and only
    * this thread makes the server replace the ring */
   dst = cudaipc_block_get_ptr (block);
-  if (!copy_buffer (self, buf, dst, &copied, &error)) {
-    cudaipc_server_abort (self->server, slot);
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Cannot copy the frame into the shared ring: %s", error->message),
-        ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
-            gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
-    return GST_FLOW_ERROR;
+  self->slot_size = cudaipc_block_get_size (block);
+  if (self->stream) {
+    ok = pushed = cudaipc_device_push (self->dev, &error);
+    if (ok) {
+      rc.calls++;
+      /* buffers whose copy is done go; with ring-size of them in flight,
+       * wait for the oldest */
+      reap_pending (self, self->max_pending, &rc.calls);
+      fence = cudaipc_server_get_fence (self->server, slot);
+    }
+  }
+  if (ok)
+    ok = copy_buffer (self, buf, dst, &copied, &rc.calls, &error);
+  /* GPU ordering: the slot's event completes once the copy has landed */
+  if (ok && fence) {
+    rc.calls++;
+    ok = cudaipc_fence_record (fence, self->stream, &error);
+  }
+  if (!ok) {
+    if (pushed) {
+      g_autoptr (GError) sync_error = NULL;
+
+      /* nothing may still read @buf or write the slot once it is aborted */
+      if (!sync_stream (self, &rc.calls, &sync_error))
+        GST_WARNING_OBJECT (self, "%s", sync_error->message);
+    }
+    goto copy_failed;
   }
 
   f.flags = GST_BUFFER_FLAGS (buf) & PUBLIC_BUFFER_FLAGS;
@@ -673,10 +1031,50 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   f.clock_time = frame_clock_time (self, buf);
   fill_planes (self, buf, &f);
 
-  n_clients = cudaipc_server_publish (self->server, slot, &f);
+  if (self->stream) {
+    /* published at once: each consumer waits on the slot's event; only
+     * where that cannot order the frame does the server call
+     * sync_before_publish() first */
+    ok = cudaipc_server_publish_fenced (self->server, slot, &f,
+        sync_before_publish, &rc, &n_clients, &error);
+    if (ok && rc.syncs == 0) {
+      Pending *p = g_new0 (Pending, 1);
+
+      /* the copy may still read it */
+      p->buf = gst_buffer_ref (buf);
+      p->fence = fence;
+      g_queue_push_tail (&self->pending, p);
+    }
+    cudaipc_device_pop (self->dev);
+    rc.calls++;
+    count_driver_calls (self, &rc);
+    if (!ok) {
+      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+          ("Cannot finish the copy into the shared ring: %s",
+              error->message), ("slot %u, %" G_GUINT64_FORMAT " bytes", slot,
+              copied));
+      return GST_FLOW_ERROR;
+    }
+  } else {
+    n_clients = cudaipc_server_publish (self->server, slot, &f);
+  }
   GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in slot %u "
       "to %u client(s)", f.seq, slot, n_clients);
   return GST_FLOW_OK;
+
+copy_failed:
+  cudaipc_server_abort (self->server, slot);
+  if (pushed) {
+    cudaipc_device_pop (self->dev);
+    rc.calls++;
+  }
+  if (self->stream)
+    count_driver_calls (self, &rc);
+  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+      ("Cannot copy the frame into the shared ring: %s", error->message),
+      ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
+          gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
+  return GST_FLOW_ERROR;
 }
 
 static gboolean
@@ -840,6 +1238,52 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**
+   * GstCuIpcSink:consumer-timeout:
+   *
+   * When render() finds no free slot, every consumer that holds two frames
+   * or more, the oldest for this many milliseconds, is disconnected as stuck
+   * (a warning says which) and its slots are free again: a stopped or hung
+   * consumer does not stall the others. Holding only its newest frame is
+   * never held against a consumer. Keep it below full-timeout so that with
+   * on-full=wait no frame is lost to a stuck consumer. 0: never.
+   */
+  properties[PROP_CONSUMER_TIMEOUT] = g_param_spec_uint ("consumer-timeout",
+      "Consumer timeout", "Disconnect consumers that hold older frames for "
+      "this many ms while the producer waits for a slot (0 = never)",
+      0, G_MAXUINT,
+      DEFAULT_CONSUMER_TIMEOUT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:allowed-users:
+   *
+   * Users, besides the producer's own user and root, whose consumers may
+   * connect: names or numeric ids separated by commas. The peer's
+   * credentials (SO_PEERCRED) are checked before it is sent anything of the
+   * stream; a refused consumer gets a clear error and the producer posts a
+   * warning. This is the only gate for abstract sockets, which have no file
+   * permissions.
+   */
+  properties[PROP_ALLOWED_USERS] = g_param_spec_string ("allowed-users",
+      "Allowed users", "Users whose consumers may connect besides the "
+      "producer's own user and root: names or ids, comma separated",
+      DEFAULT_ALLOWED_USERS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:allowed-groups:
+   *
+   * Groups whose consumers may connect: a consumer is allowed when its
+   * primary group is listed. The producer's own group is always allowed, to
+   * match the default socket-mode 0660.
+   */
+  properties[PROP_ALLOWED_GROUPS] = g_param_spec_string ("allowed-groups",
+      "Allowed groups", "Primary groups whose consumers may connect, besides "
+      "the producer's own group: names or ids, comma separated",
+      DEFAULT_ALLOWED_GROUPS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSink:num-clients:
    *
    * Number of consumers connected that finished their handshake.
@@ -853,10 +1297,14 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    *
    * Counters, as an "application/x-cudaipcsink-stats" structure:
    * frames-published (guint64), frames-dropped (guint64), clients (guint),
-   * generation (guint: the ring's), and client-stats, an array of
-   * "cudaipcsink-client" structures with name (string), pid (int),
-   * frames-sent (guint64), frames-released (guint64) and held (guint:
-   * slots of the current ring it holds now).
+   * generation (guint: the ring's), driver-calls (guint64: CUDA driver
+   * calls made by render() since start), host-syncs (guint64: copy-stream
+   * synchronisations on the host, the fallback for a consumer that does
+   * not wait on interprocess events or a slot without one), and
+   * client-stats, an array of "cudaipcsink-client" structures with name
+   * (string), pid (int), frames-sent (guint64), frames-released (guint64),
+   * held (guint: slots of the current ring it holds now) and events
+   * (gboolean: it waits on the slots' interprocess events).
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frames published and dropped, and per-consumer counters",
@@ -897,5 +1345,6 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->ring_size = DEFAULT_RING_SIZE;
   self->on_full = DEFAULT_ON_FULL;
   self->full_timeout = DEFAULT_FULL_TIMEOUT;
+  self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
   self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
 }

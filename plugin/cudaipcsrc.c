@@ -192,8 +192,11 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
   reconnect = self->reconnect;
   GST_OBJECT_UNLOCK (self);
 
+  /* without a BYE from the producer, bye_text is this consumer's reason
+   * for closing (interprocess events unavailable: it reconnects without) */
   why = item->said_bye ? g_strdup_printf ("it said BYE (%s): %s", reason,
-      item->bye_text) : g_strdup ("it closed the connection without EOS");
+      item->bye_text) : item->bye_text ? g_strdup (item->bye_text) :
+      g_strdup ("it closed the connection without EOS");
   gst_clear_caps (&self->out_caps);
 
   /* a refusal would only be repeated on the next connection */
@@ -657,7 +660,8 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "frames-released", G_TYPE_UINT64, cs.released,
       "held", G_TYPE_UINT, cs.held,
       "generation", G_TYPE_UINT, cs.generation,
-      "imports", G_TYPE_UINT, cs.imports, NULL);
+      "imports", G_TYPE_UINT, cs.imports,
+      "driver-calls", G_TYPE_UINT64, cs.driver_calls, NULL);
 }
 
 static void
@@ -915,7 +919,10 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    * (released at once because of #GstCuIpcSrc:max-held), frames-released
    * (RELEASEs sent), all guint64 since start; held (frames of the current
    * connection not yet released), generation (the producer's ring) and
-   * imports (slots imported on the current connection), all guint.
+   * imports (slots imported on the current connection), all guint; and
+   * driver-calls (guint64 since start): CUDA driver calls made on the
+   * per-frame path, one interprocess event wait per frame (cuda backend)
+   * plus one context push on a streaming thread's first frame.
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frame counters", GST_TYPE_STRUCTURE,

@@ -12,6 +12,8 @@
 #include "config.h"
 #endif
 
+#include <pwd.h>
+
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 
@@ -96,12 +98,42 @@ GST_START_TEST (test_producer_killed_no_reconnect)
   /* a clear error, not a hang and not a crash */
   fail_unless (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 1,
       "status %d", c->status);
-  fail_unless (strstr (c->err->str, "error from") != NULL, "%s",
-      c->err->str);
+  fail_unless (strstr (c->err->str, "error from") != NULL,
+      "the consumer posted no error");
   fail_unless (field (c, "frames") >= 15);
   fail_unless_equals_uint64 (field (c, "bad"), 0);
   node_free (c);
   node_free (p);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stuck_consumer_dropped)
+{
+  Node *good, *stuck, *p;
+
+  /* the stuck consumer stops taking frames and so holds every slot it is
+   * given; the producer waits for a slot, finds it stuck past
+   * consumer-timeout and drops it: the good consumer loses nothing */
+  good = spawn_node ("consumer", NULL);
+  stuck = spawn_node ("consumer", "--stall-after", "10", NULL);
+  p = spawn_node ("producer", "--frames", "300", "--fps", "300", "--clients",
+      "2", "--sink", "backend=" BACKEND " ring-size=4 on-full=wait "
+      "full-timeout=2000 consumer-timeout=300", NULL);
+  wait_node (p, 60);
+  wait_node (good, 60);
+  assert_exit_ok (p);
+  assert_exit_ok (good);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless (field (p, "warnings") >= 1, "no warning about the stuck one");
+  fail_unless_equals_uint64 (field (good, "frames"), 300);
+  fail_unless_equals_uint64 (field (good, "bad"), 0);
+  fail_unless (strstr (p->err->str, "Dropped consumer") != NULL,
+      "no warning names the stuck consumer");
+  node_free (p);
+  node_free (good);
+  kill (stuck->pid, SIGKILL);
+  node_free (stuck);
 }
 
 GST_END_TEST;
@@ -176,6 +208,61 @@ GST_START_TEST (test_rogue_bad_backend)
 
 GST_END_TEST;
 
+/* A consumer of another user, on an abstract socket (no file permissions
+ * to stop it): refused by its credentials unless allowed-users names it.
+ * Needs root to start the consumer as "nobody". */
+static void
+other_user_case (gboolean allowed)
+{
+  gchar *name = g_strdup_printf ("@cudaipc-test-%d-%d", getpid (), allowed);
+  gchar *saved = sock;
+  Node *c, *p;
+
+  if (getuid () != 0 || getpwnam ("nobody") == NULL) {
+    g_print ("not root, or no user nobody: access control not exercised\n");
+    g_free (name);
+    return;
+  }
+  sock = name;
+  c = spawn_node ("consumer", "--as-user", "nobody", "--src",
+      "reconnect=false connect-timeout=20000", NULL);
+  p = spawn_node ("producer", "--frames", "30", "--clients",
+      allowed ? "1" : "0", "--fps", "30", "--sink", allowed ?
+      "backend=" BACKEND " allowed-users=nobody" : "backend=" BACKEND, NULL);
+  wait_node (p, 60);
+  wait_node (c, 60);
+  sock = saved;
+  g_free (name);
+  assert_exit_ok (p);
+  if (allowed) {
+    assert_exit_ok (c);
+    fail_unless_equals_uint64 (field (c, "frames"), 30);
+  } else {
+    /* the consumer ends with an error naming the refusal */
+    fail_unless (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 1);
+    fail_unless (strstr (c->err->str, "may not connect") != NULL, "%s",
+        c->err->str);
+    fail_unless (field (p, "warnings") >= 1);
+    fail_unless_equals_uint64 (field (p, "joined"), 0);
+  }
+  node_free (p);
+  node_free (c);
+}
+
+GST_START_TEST (test_other_user_refused)
+{
+  other_user_case (FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_other_user_allowed)
+{
+  other_user_case (TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 faults_suite (void)
 {
@@ -188,12 +275,15 @@ faults_suite (void)
   tcase_add_test (tc, test_consumer_killed_frees_its_slots);
   tcase_add_test (tc, test_producer_killed_and_restarted);
   tcase_add_test (tc, test_producer_killed_no_reconnect);
+  tcase_add_test (tc, test_stuck_consumer_dropped);
   tcase_add_test (tc, test_rogue_garbage);
   tcase_add_test (tc, test_rogue_bad_release);
   tcase_add_test (tc, test_rogue_flood);
   tcase_add_test (tc, test_rogue_fds_on_wrong_message);
   tcase_add_test (tc, test_rogue_bad_version);
   tcase_add_test (tc, test_rogue_bad_backend);
+  tcase_add_test (tc, test_other_user_refused);
+  tcase_add_test (tc, test_other_user_allowed);
   return s;
 }
 

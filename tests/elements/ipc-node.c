@@ -28,7 +28,8 @@
  *     exits 0 where a CUDA device opens, 77 elsewhere.
  *
  * Both roles take --die-after N: the process kills itself with SIGKILL
- * after N frames (a crash, for the fault tests).
+ * after N frames (a crash, for the fault tests), and --as-user NAME: run
+ * as that user (started as root), for the access-control tests.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -36,7 +37,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -53,9 +57,10 @@
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
 static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
+static gint stall_after = -1;
 static gchar *sink_props, *src_props;
 static gboolean upload, download, resources;
-static gchar *mode;
+static gchar *mode, *quiet_file, *as_user;
 
 static GOptionEntry entries[] = {
   {"frames", 0, 0, G_OPTION_ARG_INT, &frames, "frames to send", "N"},
@@ -68,15 +73,21 @@ static GOptionEntry entries[] = {
   {"sink", 0, 0, G_OPTION_ARG_STRING, &sink_props, "sink properties", "P"},
   {"upload", 0, 0, G_OPTION_ARG_NONE, &upload, "cudaupload first", NULL},
   {"resources", 0, 0, G_OPTION_ARG_NONE, &resources,
-      "report fds, memory and GPU memory in steady state and at the end",
+      "report fds, memory and GPU memory after the first frame and at the end",
       NULL},
+  {"quiet-file", 0, 0, G_OPTION_ARG_STRING, &quiet_file,
+      "with --resources: take the last sample once this file exists", "F"},
   {"hold", 0, 0, G_OPTION_ARG_INT, &hold, "frames to hold", "H"},
   {"src", 0, 0, G_OPTION_ARG_STRING, &src_props, "src properties", "P"},
   {"download", 0, 0, G_OPTION_ARG_NONE, &download, "cudadownload", NULL},
   {"max-frames", 0, 0, G_OPTION_ARG_INT, &max_frames, "stop after", "M"},
   {"mode", 0, 0, G_OPTION_ARG_STRING, &mode, "rogue behaviour", "M"},
+  {"as-user", 0, 0, G_OPTION_ARG_STRING, &as_user,
+      "run as this user (needs root)", "NAME"},
   {"fps", 0, 0, G_OPTION_ARG_INT, &fps, "pace the producer (sink syncs)",
       "N"},
+  {"stall-after", 0, 0, G_OPTION_ARG_INT, &stall_after,
+      "consumer: stop taking frames after N (a hung process)", "N"},
   {"die-after", 0, 0, G_OPTION_ARG_INT, &die_after,
       "SIGKILL this process after N frames", "N"},
   {NULL}
@@ -315,9 +326,14 @@ run_producer (const gchar * socket_path)
     GST_BUFFER_OFFSET_END (buf) = i + 1;
     if (gst_app_src_push_buffer (GST_APP_SRC (src), buf) != GST_FLOW_OK)
       break;
-    /* steady state: the ring exists and the first consumers came */
-    if (resources && i == MIN (frames - 1, 100))
+    /* the ring exists once the first frame is rendered; sample before any
+     * consumer starts (GPU memory is counted for the whole device) */
+    if (resources && i == 0) {
+      g_usleep (300000);
       sample_resources (&steady);
+      g_print ("steady\n");
+      fflush (stdout);
+    }
     maybe_die (i + 1);
   }
   gst_app_src_end_of_stream (GST_APP_SRC (src));
@@ -328,6 +344,14 @@ run_producer (const gchar * socket_path)
   t1 = g_get_monotonic_time ();
 
   if (resources) {
+    g_print ("eos-reached\n");
+    fflush (stdout);
+    /* wait until whoever drives us says the device is quiet again */
+    for (gint waited = 0; quiet_file && waited < 120000; waited += 10) {
+      if (g_file_test (quiet_file, G_FILE_TEST_EXISTS))
+        break;
+      g_usleep (10000);
+    }
     /* every consumer has had EOS: let them go, then look again */
     for (gint waited = 0; waited < 10000; waited += 10) {
       guint n = 0;
@@ -337,8 +361,8 @@ run_producer (const gchar * socket_path)
       g_usleep (10000);
     }
     sample_resources (&end);
-    g_print ("resources fds_steady=%u fds_end=%u rss_steady_kb=%"
-        G_GUINT64_FORMAT " rss_end_kb=%" G_GUINT64_FORMAT " gpu_free_steady=%"
+    g_print ("resources fds_start=%u fds_end=%u rss_start_kb=%"
+        G_GUINT64_FORMAT " rss_end_kb=%" G_GUINT64_FORMAT " gpu_free_start=%"
         G_GUINT64_FORMAT " gpu_free_end=%" G_GUINT64_FORMAT "\n",
         steady.fds, end.fds, steady.rss_kb, end.rss_kb, steady.gpu_free,
         end.gpu_free);
@@ -443,6 +467,11 @@ run_consumer (const gchar * socket_path)
     if (max_frames > 0 && n >= (guint) max_frames)
       break;
     maybe_die ((gint) n);
+    if (stall_after >= 0 && n >= (guint) stall_after) {
+      /* hung: frames pile up in appsink, none is released */
+      g_printerr ("stalling after %u frames\n", n);
+      g_usleep (120 * G_USEC_PER_SEC);
+    }
   }
   while (!g_queue_is_empty (&held)) {
     GstSample *old = g_queue_pop_head (&held);
@@ -479,6 +508,7 @@ run_rogue (const gchar * socket_path)
 {
   CudaIpcConn *conn;
   CudaIpcMsg msg;
+  guint8 uuid[CUDAIPC_UUID_LEN];
   guint32 backend;
   gint64 deadline;
   gboolean closed = FALSE;
@@ -495,11 +525,13 @@ run_rogue (const gchar * socket_path)
   if (cudaipc_conn_recv (conn, &msg) < 0 || msg.type != CUDAIPC_MSG_HELLO)
     return 1;
   backend = msg.u.hello.backend;
+  memcpy (uuid, msg.u.hello.uuid, sizeof (uuid));
   cudaipc_msg_clear (&msg);
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   msg.u.hello.backend = backend;
+  memcpy (msg.u.hello.uuid, uuid, sizeof (uuid));
   msg.u.hello.name = "rogue";
   if (g_str_equal (mode, "bad-version"))
     msg.u.hello.version = 99;
@@ -523,6 +555,7 @@ run_rogue (const gchar * socket_path)
     cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
     msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
     msg.u.hello.backend = backend;
+    memcpy (msg.u.hello.uuid, uuid, sizeof (uuid));
     msg.u.hello.name = "rogue";
     cudaipc_conn_set_nonblocking (conn, TRUE);
     for (guint i = 0; i < 20000; i++)
@@ -581,6 +614,16 @@ main (int argc, char **argv)
     return 2;
   }
   g_option_context_free (ctx);
+
+  if (as_user) {
+    struct passwd *pw = getpwnam (as_user);
+
+    if (!pw || setgroups (0, NULL) < 0 || setgid (pw->pw_gid) < 0 ||
+        setuid (pw->pw_uid) < 0) {
+      g_printerr ("cannot become %s: %s\n", as_user, g_strerror (errno));
+      return 2;
+    }
+  }
 
   if (argc == 2 && g_str_equal (argv[1], "probe")) {
     CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);

@@ -48,6 +48,7 @@ typedef struct
   GThread *thread;
   guint delay_ms;               /* before it listens */
   guint32 hello_version;
+  guint32 hello_caps;           /* capabilities it offers */
   gboolean dying_first;         /* first connection: BYE(NORMAL), close */
   gboolean silent;              /* accepts, never says HELLO */
   gboolean refuse;              /* BYE(PERMISSION) instead of HELLO */
@@ -114,6 +115,7 @@ producer_thread (gpointer data)
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = p->hello_version;
   msg.u.hello.backend = CUDAIPC_BACKEND_HOST;
+  msg.u.hello.caps = p->hello_caps;
   msg.u.hello.pid = getpid ();
   msg.u.hello.name = "fake-producer";
   g_assert_cmpint (cudaipc_conn_send (p->conn, &msg), ==, 0);
@@ -370,6 +372,8 @@ connect_ok (void)
   fail_unless_equals_int (msg.u.hello.backend, CUDAIPC_BACKEND_HOST);
   fail_unless_equals_int (msg.u.hello.pid, getpid ());
   fail_unless_equals_string (msg.u.hello.name, "test-client");
+  /* no interprocess events with the host backend */
+  fail_unless_equals_int (msg.u.hello.caps, 0);
   cudaipc_msg_clear (&msg);
 }
 
@@ -663,6 +667,39 @@ GST_START_TEST (test_normal_flow)
   fail_unless_equals_uint64 (stats.received, 3);
   fail_unless_equals_uint64 (stats.released, 3);
   fail_unless_equals_int (stats.held, 0);
+}
+
+GST_END_TEST;
+
+/* The host backend asks for no interprocess events, even from a producer
+ * that offers them, and a SLOT's event handle it did not ask for changes
+ * nothing: no driver call, no wait. */
+GST_START_TEST (test_host_asks_no_events)
+{
+  CudaIpcClientItem a;
+  CudaIpcClientStats stats;
+  CudaIpcMsg msg;
+
+  prod->hello_caps = CUDAIPC_CAP_EVENTS;
+  connect_ok ();
+  send_ring (GEN, 2);
+  for (guint i = 0; i < 2; i++) {
+    slot_msg (i, &msg);
+    msg.u.slot.flags = CUDAIPC_SLOT_HAS_EVENT;
+    memset (msg.u.slot.event_handle, 0xa5, sizeof (msg.u.slot.event_handle));
+    psend (&msg);
+  }
+  send_caps (1, CAPS_GRAY);
+  send_frame (1, 0);
+
+  receive_frame (&a);
+  fail_unless_equals_int (a.frame.msg.slot, 1);
+  assert_content (a.frame.memory, 0);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_int (stats.imports, 2);
+  fail_unless_equals_uint64 (stats.driver_calls, 0);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 1, 0);
 }
 
 GST_END_TEST;
@@ -1308,6 +1345,7 @@ client_suite (void)
   tcase_add_test (tc, test_version_mismatch);
   tcase_add_test (tc, test_refused);
   tcase_add_test (tc, test_normal_flow);
+  tcase_add_test (tc, test_host_asks_no_events);
   tcase_add_test (tc, test_release_from_other_thread);
   tcase_add_test (tc, test_no_release_after_disconnect);
   tcase_add_test (tc, test_frame_outlives_client);

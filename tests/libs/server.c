@@ -1111,6 +1111,132 @@ GST_START_TEST (test_late_joiner)
 
 GST_END_TEST;
 
+/* GPU ordering: the host backend has no fences */
+
+static gint sync_calls;
+
+static gboolean
+sync_ok (const gchar * why, gpointer user_data, GError ** error)
+{
+  fail_unless (strstr (why, "no interprocess event") != NULL, "why: %s", why);
+  fail_unless (user_data == &sync_calls);
+  sync_calls++;
+  return TRUE;
+}
+
+static gboolean
+sync_fails (const gchar * why, gpointer user_data, GError ** error)
+{
+  sync_calls++;
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "injected failure");
+  return FALSE;
+}
+
+static gboolean
+client_events (CudaIpcServer * s, const gchar * client)
+{
+  GstStructure *st = cudaipc_server_get_stats (s);
+  const GValue *arr = gst_structure_get_value (st, "client-stats");
+  gboolean events = TRUE, found = FALSE;
+
+  for (guint i = 0; i < gst_value_array_get_size (arr); i++) {
+    const GstStructure *cs =
+        gst_value_get_structure (gst_value_array_get_value (arr, i));
+
+    if (g_strcmp0 (gst_structure_get_string (cs, "name"), client) == 0)
+      found = gst_structure_get_boolean (cs, "events", &events);
+  }
+  gst_structure_free (st);
+  fail_unless (found, "no events field for client %s", client);
+  return events;
+}
+
+GST_START_TEST (test_host_backend_no_events)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg f = { 0 }, got;
+  CudaIpcBlock *block = NULL;
+  CudaIpcFence *fence;
+  GError *err = NULL;
+  CudaIpcConn *c;
+  CudaIpcMsg msg;
+  guint slot = 0, again = 0, n = 99;
+  int fd = -1;
+
+  fence = cudaipc_fence_new (dev, &err);
+  fail_unless (fence == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err ? err->message : "?");
+  g_clear_error (&err);
+  cudaipc_fence_free (NULL);
+
+  /* the producer offers no events, and one who asks gets none */
+  fail_unless_equals_int (cudaipc_socket_connect (sock_path, &fd), 0);
+  c = cudaipc_conn_new (fd);
+  recv_msg (c, &msg, CUDAIPC_MSG_HELLO);
+  fail_unless_equals_int (msg.u.hello.caps, 0);
+  cudaipc_msg_clear (&msg);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.backend = CUDAIPC_BACKEND_HOST;
+  msg.u.hello.caps = CUDAIPC_CAP_EVENTS;
+  msg.u.hello.pid = getpid ();
+  msg.u.hello.name = "asks";
+  send_msg (c, &msg);
+  expect_notice ("joined asks");
+  fail_if (client_events (s, "asks"));
+
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  produce (s, page, 3);
+  recv_msg (c, &msg, CUDAIPC_MSG_RING);
+  cudaipc_msg_clear (&msg);
+  for (guint i = 0; i < 2; i++) {
+    recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+    fail_unless_equals_int (msg.u.slot.flags, 0);
+    cudaipc_msg_clear (&msg);
+    fail_unless (cudaipc_server_get_fence (s, i) == NULL);
+  }
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  expect_frame (c, &got);
+  send_release (c, got.generation, got.slot, got.seq);
+  wait_released (s, "asks", 1);
+
+  /* publish_fenced: a slot without a fence is synchronised first */
+  sync_calls = 0;
+  fail_unless_equals_int (try_acquire (s, -1, &slot), CUDAIPC_SERVER_OK);
+  f.size = page;
+  f.n_planes = 1;
+  f.planes[0].stride = 64;
+  fail_unless (cudaipc_server_publish_fenced (s, slot, &f, sync_ok,
+          &sync_calls, &n, &err));
+  fail_unless_equals_int (sync_calls, 1);
+  fail_unless_equals_int (n, 1);
+  expect_frame (c, &got);
+  fail_unless_equals_int (got.slot, slot);
+
+  /* a failed synchronisation gives the slot back unpublished */
+  fail_unless_equals_int (try_acquire (s, -1, &slot), CUDAIPC_SERVER_OK);
+  fail_if (cudaipc_server_publish_fenced (s, slot, &f, sync_fails, NULL, &n,
+          &err));
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA));
+  g_clear_error (&err);
+  fail_unless_equals_int (sync_calls, 2);
+  fail_unless_equals_int (n, 0);
+  expect_quiet (c, 100);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-published"), 2);
+  fail_unless_equals_int (cudaipc_server_acquire (s, page, 0, &again, &block,
+          &err), CUDAIPC_SERVER_OK);
+  fail_unless_equals_int (again, slot);
+  cudaipc_server_abort (s, again);
+
+  cudaipc_conn_free (c);
+  expect_notice ("left asks");
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 server_suite (void)
 {
@@ -1133,6 +1259,7 @@ server_suite (void)
   tcase_add_test (tc, test_flushing_and_wake);
   tcase_add_test (tc, test_caps_change_rebuilds_ring);
   tcase_add_test (tc, test_late_joiner);
+  tcase_add_test (tc, test_host_backend_no_events);
   return s;
 }
 

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Interprocess CUDA events for the slots of a ring (fence.h has the
+ * contract).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "fence.h"
+#include "cuda-loader.h"
+#include "error.h"
+
+struct _CudaIpcFence
+{
+  CudaIpcDevice *dev;
+  CUevent event;
+  gboolean exported;            /* made by new(): @handle is ours */
+  guint8 handle[CUDAIPC_FENCE_HANDLE_SIZE];
+};
+
+static gboolean
+fence_cuda_ok (CUresult res, const gchar * what, GError ** error)
+{
+  gchar *text;
+
+  if (res == CUDA_SUCCESS)
+    return TRUE;
+  text = cudaipc_cuda_error (res);
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "%s failed: %s",
+      what, text);
+  g_free (text);
+  return FALSE;
+}
+
+static gboolean
+check_backend (CudaIpcDevice * dev, GError ** error)
+{
+  if (cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_CUDA)
+    return TRUE;
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
+      "the %s backend has no interprocess events",
+      cudaipc_backend_name (cudaipc_device_get_backend (dev)));
+  return FALSE;
+}
+
+CudaIpcFence *
+cudaipc_fence_new (CudaIpcDevice * dev, GError ** error)
+{
+  const CudaIpcCudaFuncs *cu;
+  CUipcEventHandle handle;
+  CUevent event = NULL;
+  CudaIpcFence *fence;
+  gboolean ok;
+
+  g_return_val_if_fail (dev != NULL, NULL);
+
+  if (!check_backend (dev, error) || !cudaipc_device_push (dev, error))
+    return NULL;
+  cu = cudaipc_cuda ();
+  ok = fence_cuda_ok (cu->EventCreate (&event,
+          CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING),
+      "cuEventCreate (interprocess)", error);
+  if (ok) {
+    memset (&handle, 0, sizeof (handle));
+    ok = fence_cuda_ok (cu->IpcGetEventHandle (&handle, event),
+        "cuIpcGetEventHandle", error);
+    if (!ok)
+      cu->EventDestroy (event);
+  }
+  cudaipc_device_pop (dev);
+  if (!ok)
+    return NULL;
+
+  fence = g_new0 (CudaIpcFence, 1);
+  fence->dev = cudaipc_device_ref (dev);
+  fence->event = event;
+  fence->exported = TRUE;
+  memcpy (fence->handle, handle.reserved, CUDAIPC_FENCE_HANDLE_SIZE);
+  return fence;
+}
+
+const guint8 *
+cudaipc_fence_get_handle (CudaIpcFence * fence)
+{
+  g_return_val_if_fail (fence != NULL, NULL);
+  return fence->exported ? fence->handle : NULL;
+}
+
+gboolean
+cudaipc_fence_record (CudaIpcFence * fence, CUstream stream, GError ** error)
+{
+  g_return_val_if_fail (fence != NULL, FALSE);
+  return fence_cuda_ok (cudaipc_cuda ()->EventRecord (fence->event, stream),
+      "cuEventRecord", error);
+}
+
+gboolean
+cudaipc_fence_query (CudaIpcFence * fence, gboolean * done, GError ** error)
+{
+  CUresult res;
+
+  g_return_val_if_fail (fence != NULL, FALSE);
+  g_return_val_if_fail (done != NULL, FALSE);
+
+  res = cudaipc_cuda ()->EventQuery (fence->event);
+  if (res == CUDA_ERROR_NOT_READY) {
+    *done = FALSE;
+    return TRUE;
+  }
+  if (!fence_cuda_ok (res, "cuEventQuery", error))
+    return FALSE;
+  *done = TRUE;
+  return TRUE;
+}
+
+CudaIpcFence *
+cudaipc_fence_open (CudaIpcDevice * dev,
+    const guint8 handle[CUDAIPC_FENCE_HANDLE_SIZE], GError ** error)
+{
+  CUipcEventHandle h;
+  CUevent event = NULL;
+  CudaIpcFence *fence;
+  gboolean ok;
+
+  g_return_val_if_fail (dev != NULL, NULL);
+  g_return_val_if_fail (handle != NULL, NULL);
+
+  if (!check_backend (dev, error) || !cudaipc_device_push (dev, error))
+    return NULL;
+  memcpy (h.reserved, handle, CUDAIPC_FENCE_HANDLE_SIZE);
+  ok = fence_cuda_ok (cudaipc_cuda ()->IpcOpenEventHandle (&event, h),
+      "cuIpcOpenEventHandle", error);
+  cudaipc_device_pop (dev);
+  if (!ok)
+    return NULL;
+
+  fence = g_new0 (CudaIpcFence, 1);
+  fence->dev = cudaipc_device_ref (dev);
+  fence->event = event;
+  return fence;
+}
+
+gboolean
+cudaipc_fence_wait (CudaIpcFence * fence, GError ** error)
+{
+  g_return_val_if_fail (fence != NULL, FALSE);
+  return fence_cuda_ok (cudaipc_cuda ()->EventSynchronize (fence->event),
+      "cuEventSynchronize", error);
+}
+
+gboolean
+cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
+    guint * calls, GError ** error)
+{
+  const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
+  gint64 deadline = 0;
+  gulong pause_us = 2;
+  CUresult res;
+
+  g_return_val_if_fail (fence != NULL, FALSE);
+
+  for (;;) {
+    res = cu->EventQuery (fence->event);
+    (*calls)++;
+    if (res != CUDA_ERROR_NOT_READY)
+      break;
+    if (deadline == 0)
+      deadline = g_get_monotonic_time () + timeout_us;
+    else if (g_get_monotonic_time () > deadline) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
+          "the producer's copy did not complete within %" G_GINT64_FORMAT
+          " ms", timeout_us / 1000);
+      return FALSE;
+    }
+    /* a frame's copy takes microseconds: poll often at first */
+    g_usleep (pause_us);
+    pause_us = MIN (pause_us * 2, 1000);
+  }
+  return fence_cuda_ok (res, "cuEventQuery", error);
+}
+
+void
+cudaipc_fence_free (CudaIpcFence * fence)
+{
+  if (fence == NULL)
+    return;
+  /* a pending record is no reason to wait: the driver frees the event
+   * once it completes */
+  if (cudaipc_device_push (fence->dev, NULL)) {
+    cudaipc_cuda ()->EventDestroy (fence->event);
+    cudaipc_device_pop (fence->dev);
+  }
+  cudaipc_device_unref (fence->dev);
+  g_free (fence);
+}

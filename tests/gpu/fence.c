@@ -1,0 +1,659 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * gpu suite: GPU ordering with interprocess CUDA events (fence.h).
+ *
+ *  - A fence made here orders a large copy queued behind other work on a
+ *    stream: gpu-fence-peer, a second process, opens its handle from a
+ *    SLOT, gets the FRAME while the copy is still in flight, waits on the
+ *    fence and then reads every byte of the frame.
+ *  - A handle that does not open is a GError with the driver's text.
+ *  - Elements: a cudaipcsrc here, fed by an ipc-node producer with the
+ *    cuda backend, makes at most one driver call per frame (the fence
+ *    wait; one context push on its first frame) and sees every frame
+ *    intact.
+ *  - Elements: a cudaipcsink here publishes without host synchronisation
+ *    while its consumer (an ipc-node) waits on events, and falls back to
+ *    synchronising its stream, frame by frame, while a consumer that did
+ *    not ask for events is connected.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/video/video.h>
+
+#include "block.h"
+#include "connection.h"
+#include "cuda-loader.h"
+#include "device.h"
+#include "error.h"
+#include "fence.h"
+#include "ipc-nodes.h"
+#include "test-pattern.h"
+#include "test-util.h"
+
+/* the peer checks the pattern of this key */
+#define FENCE_KEY 3
+#define FENCE_GEN 9
+#define FRAME_BYTES (256u << 20)
+/* work queued ahead of the frame's copy: tens of ms on an H200 */
+#define BUSY_BYTES (512u << 20)
+#define BUSY_ROUNDS 128
+
+#define ELEMENT_FRAMES 200
+#define WIDTH 320
+#define HEIGHT 240
+
+static CudaIpcDevice *device;
+
+#define cu_ok(call) G_STMT_START { \
+  CUresult _res = (call); \
+  if (_res != CUDA_SUCCESS) { \
+    gchar *_text = cudaipc_cuda_error (_res); \
+    fail ("%s: %s", #call, _text); \
+    g_free (_text); \
+  } \
+} G_STMT_END
+
+static void
+send_ok (CudaIpcConn * conn, CudaIpcMsg * msg)
+{
+  gint ret = cudaipc_conn_send (conn, msg);
+
+  fail_unless (ret >= 0, "send %s: %s", cudaipc_msg_type_name (msg->type),
+      g_strerror (-ret));
+}
+
+static void
+recv_ok (CudaIpcConn * conn, CudaIpcMsg * msg, CudaIpcMsgType type)
+{
+  fail_unless_equals_int (cudaipc_conn_wait (conn, 60000), 1);
+  fail_unless_equals_int (cudaipc_conn_recv (conn, msg), 0);
+  fail_unless (msg->type == type, "got %s, expected %s",
+      cudaipc_msg_type_name (msg->type), cudaipc_msg_type_name (type));
+}
+
+static CudaIpcBlock *
+new_block (guint64 size)
+{
+  GError *err = NULL;
+  CudaIpcBlock *block = cudaipc_block_new (device, size, 0, &err);
+
+  fail_unless (block != NULL, "block of %" G_GUINT64_FORMAT ": %s", size,
+      err ? err->message : "");
+  return block;
+}
+
+static guint64
+field_of (const gchar * text, const gchar * name)
+{
+  gchar *key = g_strdup_printf ("%s=", name);
+  const gchar *at = strstr (text, key);
+  guint64 v;
+
+  fail_unless (at != NULL, "no %s in '%s'", name, text);
+  v = g_ascii_strtoull (at + strlen (key), NULL, 10);
+  g_free (key);
+  return v;
+}
+
+GST_START_TEST (test_fence_orders_a_copy_across_processes)
+{
+  const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
+  guint fds_before = cudaipc_test_count_fds ();
+  gchar *dir = g_dir_make_tmp ("cudaipc-fence-XXXXXX", NULL);
+  gchar *path = g_build_filename (dir, "fence.sock", NULL);
+  const gchar *peer = g_getenv ("CUDAIPC_GPU_FENCE_PEER");
+  CudaIpcBlock *slot, *staging, *busy_a, *busy_b;
+  const CudaIpcDescriptor *desc;
+  CudaIpcFence *fence;
+  CUstream stream = NULL;
+  CudaIpcConn *conn;
+  CudaIpcMsg msg;
+  GError *err = NULL;
+  guint8 *host;
+  gboolean done = TRUE;
+  int lfd = -1, cfd = -1, status = 0;
+  gint64 t0, t1;
+  GPid pid;
+
+  fail_unless (peer != NULL, "CUDAIPC_GPU_FENCE_PEER is not set");
+  slot = new_block (FRAME_BYTES);
+  staging = new_block (FRAME_BYTES);
+  busy_a = new_block (BUSY_BYTES);
+  busy_b = new_block (BUSY_BYTES);
+  fence = cudaipc_fence_new (device, &err);
+  fail_unless (fence != NULL, "fence: %s", err ? err->message : "");
+  fail_unless (cudaipc_fence_get_handle (fence) != NULL);
+
+  /* the frame waits in device memory; the slot starts zeroed */
+  host = g_malloc (FRAME_BYTES);
+  cudaipc_test_fill_pattern (host, FRAME_BYTES, FENCE_KEY, FENCE_GEN);
+  fail_unless (cudaipc_device_push (device, &err), "%s",
+      err ? err->message : "");
+  cu_ok (cu->StreamCreate (&stream, CU_STREAM_NON_BLOCKING));
+  cu_ok (cu->MemcpyHtoDAsync (cudaipc_block_get_ptr (staging), host,
+          FRAME_BYTES, stream));
+  cu_ok (cu->MemsetD8 (cudaipc_block_get_ptr (slot), 0, FRAME_BYTES));
+  cu_ok (cu->StreamSynchronize (stream));
+  cu_ok (cu->StreamSynchronize (NULL));
+
+  fail_unless_equals_int (cudaipc_socket_listen (path, 0600, &lfd), 0);
+  {
+    gchar *argv[] = { (gchar *) peer, path, NULL };
+
+    fail_unless (g_spawn_async (NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+            NULL, NULL, &pid, &err), "spawn %s: %s", peer,
+        err ? err->message : "");
+  }
+  fail_unless_equals_int (cudaipc_socket_accept (lfd, &cfd), 0);
+  conn = cudaipc_conn_new (cfd);
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.backend = CUDAIPC_BACKEND_CUDA;
+  cudaipc_device_get_uuid (device, msg.u.hello.uuid);
+  msg.u.hello.caps = CUDAIPC_CAP_EVENTS;
+  msg.u.hello.name = "gpu-fence-test";
+  send_ok (conn, &msg);
+  recv_ok (conn, &msg, CUDAIPC_MSG_HELLO);
+  fail_unless (msg.u.hello.caps & CUDAIPC_CAP_EVENTS);
+  cudaipc_msg_clear (&msg);
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
+  msg.u.ring.generation = FENCE_GEN;
+  msg.u.ring.n_slots = 1;
+  msg.u.ring.slot_size = cudaipc_block_get_size (slot);
+  send_ok (conn, &msg);
+
+  desc = cudaipc_block_get_descriptor (slot);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
+  msg.u.slot.generation = FENCE_GEN;
+  msg.u.slot.index = 0;
+  msg.u.slot.size = cudaipc_descriptor_get_size (desc);
+  msg.u.slot.n_allocs = cudaipc_descriptor_get_n_fds (desc);
+  memcpy (msg.u.slot.alloc_sizes, cudaipc_descriptor_get_sizes (desc),
+      msg.u.slot.n_allocs * sizeof (guint64));
+  memcpy (msg.fds, cudaipc_descriptor_get_fds (desc),
+      msg.u.slot.n_allocs * sizeof (int));
+  msg.n_fds = msg.u.slot.n_allocs;
+  msg.u.slot.flags = CUDAIPC_SLOT_HAS_EVENT;
+  memcpy (msg.u.slot.event_handle, cudaipc_fence_get_handle (fence),
+      CUDAIPC_FENCE_HANDLE_SIZE);
+  send_ok (conn, &msg);
+
+  /* the peer imported the slot and opened the event */
+  recv_ok (conn, &msg, CUDAIPC_MSG_RELEASE);
+  cudaipc_msg_clear (&msg);
+
+  /* the frame's copy waits behind other work; nothing here waits */
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < BUSY_ROUNDS; i++)
+    cu_ok (cu->MemcpyDtoDAsync (cudaipc_block_get_ptr (busy_b),
+            cudaipc_block_get_ptr (busy_a), BUSY_BYTES, stream));
+  cu_ok (cu->MemcpyDtoDAsync (cudaipc_block_get_ptr (slot),
+          cudaipc_block_get_ptr (staging), FRAME_BYTES, stream));
+  fail_unless (cudaipc_fence_record (fence, stream, &err), "record: %s",
+      err ? err->message : "");
+  t1 = g_get_monotonic_time ();
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
+  msg.u.frame.generation = FENCE_GEN;
+  msg.u.frame.slot = 0;
+  msg.u.frame.seq = 1;
+  msg.u.frame.size = FRAME_BYTES;
+  send_ok (conn, &msg);
+  fail_unless (cudaipc_fence_query (fence, &done, &err), "query: %s",
+      err ? err->message : "");
+
+  recv_ok (conn, &msg, CUDAIPC_MSG_BYE);
+  g_print ("gpu-fence: queued %u copies behind %u busy ones in %"
+      G_GINT64_FORMAT " us (pending here after the FRAME: %d); the second "
+      "process says: %s\n", 1, BUSY_ROUNDS, t1 - t0, !done, msg.u.bye.text);
+  fail_unless (g_str_has_prefix (msg.u.bye.text, "ok"), "peer: %s",
+      msg.u.bye.text);
+  /* the wait had something to wait for: the test means something */
+  fail_unless_equals_int (field_of (msg.u.bye.text, "pending_at_frame"), 1);
+  fail_unless_equals_uint64 (field_of (msg.u.bye.text, "bytes"), FRAME_BYTES);
+  cudaipc_msg_clear (&msg);
+
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
+  msg.u.bye.text = "done";
+  send_ok (conn, &msg);
+  fail_unless (waitpid (pid, &status, 0) == pid);
+  g_spawn_close_pid (pid);
+  fail_unless (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+      "peer exit status %d", status);
+
+  cu_ok (cu->StreamSynchronize (stream));
+  cu_ok (cu->StreamDestroy (stream));
+  cudaipc_device_pop (device);
+  cudaipc_conn_free (conn);
+  close (lfd);
+  cudaipc_socket_unlink (path);
+  cudaipc_fence_free (fence);
+  cudaipc_block_free (slot);
+  cudaipc_block_free (staging);
+  cudaipc_block_free (busy_a);
+  cudaipc_block_free (busy_b);
+  g_free (host);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fence_calls)
+{
+  guint8 garbage[CUDAIPC_FENCE_HANDLE_SIZE];
+  CudaIpcFence *fence, *opened;
+  GError *err = NULL;
+  gboolean done = FALSE;
+
+  fence = cudaipc_fence_new (device, &err);
+  fail_unless (fence != NULL, "fence: %s", err ? err->message : "");
+
+  /* never recorded: complete, and a wait returns at once */
+  fail_unless (cudaipc_device_push (device, NULL));
+  fail_unless (cudaipc_fence_query (fence, &done, &err));
+  fail_unless (done);
+  fail_unless (cudaipc_fence_wait (fence, &err));
+  cudaipc_device_pop (device);
+
+  /* a handle that names no event: the driver's text, no event */
+  memset (garbage, 0xa5, sizeof (garbage));
+  opened = cudaipc_fence_open (device, garbage, &err);
+  fail_unless (opened == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA),
+      "%s", err ? err->message : "no error");
+  fail_unless (strstr (err->message, "cuIpcOpenEventHandle") != NULL);
+  g_print ("gpu-fence: a bad handle: %s\n", err->message);
+  g_clear_error (&err);
+
+  cudaipc_fence_free (fence);
+}
+
+GST_END_TEST;
+
+/* Elements */
+
+static GstCaps *
+nv12_caps (void)
+{
+  return gst_caps_new_simple ("video/x-raw", "format", G_TYPE_STRING, "NV12",
+      "width", G_TYPE_INT, WIDTH, "height", G_TYPE_INT, HEIGHT, "framerate",
+      GST_TYPE_FRACTION, 30, 1, NULL);
+}
+
+static GstElement *
+launch (const gchar * desc)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &err);
+
+  fail_unless (pipeline != NULL, "%s: %s", desc, err ? err->message : "");
+  return pipeline;
+}
+
+static guint64
+stats_uint64 (GstElement * element, const gchar * name)
+{
+  GstStructure *stats = NULL;
+  guint64 v = 0;
+
+  g_object_get (element, "stats", &stats, NULL);
+  fail_unless (stats != NULL);
+  fail_unless (gst_structure_get_uint64 (stats, name, &v), "no %s in %"
+      GST_PTR_FORMAT, name, stats);
+  gst_structure_free (stats);
+  return v;
+}
+
+/* Fails on an error message; TRUE at EOS. */
+static gboolean
+bus_eos (GstElement * pipeline, GstClockTime timeout)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *m = gst_bus_timed_pop_filtered (bus, timeout,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  gboolean eos = FALSE;
+
+  if (m && GST_MESSAGE_TYPE (m) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+
+    gst_message_parse_error (m, &err, &debug);
+    fail ("error from %s: %s (%s)", GST_OBJECT_NAME (m->src), err->message,
+        debug ? debug : "");
+  }
+  eos = m != NULL;
+  gst_clear_message (&m);
+  gst_object_unref (bus);
+  return eos;
+}
+
+GST_START_TEST (test_src_one_driver_call_per_frame)
+{
+  GstElement *pipeline, *src, *sink;
+  guint64 calls, pushed, received;
+  guint n = 0, bad = 0;
+  gchar *desc, *frames;
+  Node *producer;
+
+  nodes_setup ();
+  frames = g_strdup_printf ("%d", ELEMENT_FRAMES);
+  producer = spawn_node ("producer", "--frames", frames, "--clients", "1",
+      "--sink", "backend=cuda full-timeout=0", NULL);
+  desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" "
+      "reconnect=false connect-timeout=30000 ! appsink name=sink sync=false",
+      sock);
+  pipeline = launch (desc);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  for (;;) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        60 * GST_SECOND);
+    GstBuffer *buf;
+    GstVideoInfo info;
+    GstMapInfo map;
+
+    if (sample == NULL)
+      break;
+    buf = gst_sample_get_buffer (sample);
+    fail_unless (gst_video_info_from_caps (&info,
+            gst_sample_get_caps (sample)));
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    if (map.size < info.size || cudaipc_test_check_pattern (map.data,
+            info.size, (guint) GST_BUFFER_OFFSET (buf), 0) >= 0)
+      bad++;
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+    n++;
+  }
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)), "no EOS after %u "
+      "frames", n);
+  wait_node (producer, 60);
+  assert_exit_ok (producer);
+
+  calls = stats_uint64 (src, "driver-calls");
+  pushed = stats_uint64 (src, "frames-pushed");
+  received = stats_uint64 (src, "frames-received");
+  g_print ("gpu-fence: cudaipcsrc pushed %" G_GUINT64_FORMAT " frames (%u "
+      "bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per frame\n",
+      pushed, bad, calls, pushed ? (gdouble) calls / pushed : 0.0);
+  fail_unless_equals_int (n, ELEMENT_FRAMES);
+  fail_unless_equals_int (bad, 0);
+  fail_unless_equals_uint64 (pushed, ELEMENT_FRAMES);
+  /* a wait per frame (events in use); the context is pushed once */
+  fail_unless (calls >= received, "%" G_GUINT64_FORMAT " driver calls for %"
+      G_GUINT64_FORMAT " frames: events not in use?", calls, received);
+  /* one query per frame whose copy is done when it arrives, a second
+   * (after a short pause) for one still in flight */
+  fail_unless (calls <= 2 * received + 1, "%" G_GUINT64_FORMAT " driver "
+      "calls for %" G_GUINT64_FORMAT " frames", calls, received);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  node_free (producer);
+  g_free (desc);
+  g_free (frames);
+  nodes_teardown ();
+}
+
+GST_END_TEST;
+
+/* A consumer that asks for no events: it releases every frame at once. */
+typedef struct
+{
+  CudaIpcConn *conn;
+  GThread *thread;
+  gint frames;                  /* atomic */
+} RawClient;
+
+static gpointer
+raw_client_thread (gpointer data)
+{
+  RawClient *rc = data;
+  CudaIpcMsg msg;
+
+  while (cudaipc_conn_wait (rc->conn, 60000) == 1 &&
+      cudaipc_conn_recv (rc->conn, &msg) == 0) {
+    CudaIpcMsgType type = msg.type;
+
+    if (type == CUDAIPC_MSG_FRAME) {
+      CudaIpcMsg rel;
+
+      cudaipc_msg_init (&rel, CUDAIPC_MSG_RELEASE);
+      rel.u.release.generation = msg.u.frame.generation;
+      rel.u.release.slot = msg.u.frame.slot;
+      rel.u.release.seq = msg.u.frame.seq;
+      g_atomic_int_inc (&rc->frames);
+      cudaipc_conn_send (rc->conn, &rel);
+    } else if (type == CUDAIPC_MSG_SLOT) {
+      /* asked for none: gets none */
+      g_assert_cmpuint (msg.u.slot.flags & CUDAIPC_SLOT_HAS_EVENT, ==, 0);
+    }
+    cudaipc_msg_clear (&msg);
+    if (type == CUDAIPC_MSG_BYE)
+      break;
+  }
+  return NULL;
+}
+
+static void
+raw_client_start (RawClient * rc)
+{
+  CudaIpcMsg msg;
+  int fd = -1;
+
+  fail_unless_equals_int (cudaipc_socket_connect (sock, &fd), 0);
+  rc->conn = cudaipc_conn_new (fd);
+  recv_ok (rc->conn, &msg, CUDAIPC_MSG_HELLO);
+  fail_unless (msg.u.hello.caps & CUDAIPC_CAP_EVENTS);
+  cudaipc_msg_clear (&msg);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.backend = CUDAIPC_BACKEND_CUDA;
+  cudaipc_device_get_uuid (device, msg.u.hello.uuid);
+  msg.u.hello.caps = 0;
+  msg.u.hello.pid = getpid ();
+  msg.u.hello.name = "no-events";
+  send_ok (rc->conn, &msg);
+  rc->thread = g_thread_new ("raw-client", raw_client_thread, rc);
+}
+
+static void
+push_frames (GstElement * appsrc, guint from, guint to)
+{
+  GstVideoInfo info;
+  GstCaps *caps = nv12_caps ();
+
+  gst_video_info_from_caps (&info, caps);
+  gst_caps_unref (caps);
+  for (guint i = from; i < to; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, info.size, NULL);
+    GstMapInfo map;
+
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    cudaipc_test_fill_pattern (map.data, map.size, i, 0);
+    gst_buffer_unmap (buf, &map);
+    GST_BUFFER_PTS (buf) = i * GST_SECOND / 30;
+    GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+    GST_BUFFER_OFFSET (buf) = i;
+    GST_BUFFER_OFFSET_END (buf) = i + 1;
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (appsrc),
+            buf), GST_FLOW_OK);
+  }
+}
+
+static void
+wait_published (GstElement * sink, guint64 n)
+{
+  for (gint i = 0; i < 6000; i++) {
+    if (stats_uint64 (sink, "frames-published") +
+        stats_uint64 (sink, "frames-dropped") >= n)
+      return;
+    g_usleep (10000);
+  }
+  fail ("fewer than %" G_GUINT64_FORMAT " frames rendered", n);
+}
+
+static void
+wait_clients (GstElement * sink, guint n)
+{
+  for (gint i = 0; i < 6000; i++) {
+    guint have = 0;
+
+    g_object_get (sink, "num-clients", &have, NULL);
+    if (have >= n)
+      return;
+    g_usleep (10000);
+  }
+  fail ("fewer than %u consumers came", n);
+}
+
+/* TRUE when every consumer in the sink's stats waits on events. */
+static gboolean
+every_client_has_events (GstElement * sink)
+{
+  GstStructure *stats = NULL;
+  const GValue *arr;
+  gboolean all = TRUE;
+
+  g_object_get (sink, "stats", &stats, NULL);
+  arr = gst_structure_get_value (stats, "client-stats");
+  for (guint i = 0; i < gst_value_array_get_size (arr); i++) {
+    const GstStructure *cs =
+        gst_value_get_structure (gst_value_array_get_value (arr, i));
+    gboolean events = FALSE;
+
+    gst_structure_get_boolean (cs, "events", &events);
+    all = all && events;
+  }
+  gst_structure_free (stats);
+  return all;
+}
+
+GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
+{
+  const guint n_first = 100, n_second = 50;
+  GstElement *pipeline, *appsrc, *sink;
+  guint64 published1, published2, syncs1, syncs2, calls;
+  RawClient raw = { 0 };
+  GstCaps *caps;
+  gchar *desc;
+  Node *consumer;
+
+  nodes_setup ();
+  desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
+      "block=true max-bytes=1 ! cudaipcsink name=sink sync=false "
+      "backend=cuda wait-for-connection=true socket-path=\"%s\"", sock);
+  pipeline = launch (desc);
+  appsrc = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  caps = nv12_caps ();
+  gst_app_src_set_caps (GST_APP_SRC (appsrc), caps);
+  gst_caps_unref (caps);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+
+  /* a consumer that waits on the slots' events (another process) */
+  consumer = spawn_node ("consumer", NULL);
+  wait_clients (sink, 1);
+  push_frames (appsrc, 0, n_first);
+  wait_published (sink, n_first);
+  fail_unless (every_client_has_events (sink), "the consumer does not use "
+      "interprocess events");
+  published1 = stats_uint64 (sink, "frames-published");
+  syncs1 = stats_uint64 (sink, "host-syncs");
+  g_print ("gpu-fence: %" G_GUINT64_FORMAT " frames published to a consumer "
+      "with events: %" G_GUINT64_FORMAT " host synchronisations\n",
+      published1, syncs1);
+  fail_unless_equals_uint64 (syncs1, 0);
+
+  /* one that does not: every frame published meanwhile is synchronised */
+  raw_client_start (&raw);
+  wait_clients (sink, 2);
+  push_frames (appsrc, n_first, n_first + n_second);
+  wait_published (sink, n_first + n_second);
+  published2 = stats_uint64 (sink, "frames-published");
+  syncs2 = stats_uint64 (sink, "host-syncs");
+  calls = stats_uint64 (sink, "driver-calls");
+  g_print ("gpu-fence: %" G_GUINT64_FORMAT " more frames with a consumer "
+      "without events: %" G_GUINT64_FORMAT " host synchronisations; %"
+      G_GUINT64_FORMAT " driver calls in render() for %" G_GUINT64_FORMAT
+      " frames\n", published2 - published1, syncs2 - syncs1, calls, published2);
+  fail_unless (published2 > published1);
+  fail_unless_equals_uint64 (syncs2 - syncs1, published2 - published1);
+
+  gst_app_src_end_of_stream (GST_APP_SRC (appsrc));
+  fail_unless (bus_eos (pipeline, 60 * GST_SECOND), "no EOS");
+  wait_node (consumer, 60);
+  assert_exit_ok (consumer);
+  fail_unless_equals_uint64 (field (consumer, "bad"), 0);
+  fail_unless_equals_uint64 (field (consumer, "recheck_bad"), 0);
+  fail_unless_equals_uint64 (field (consumer, "frames"), published2);
+
+  /* stopping says BYE to the raw client */
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  g_thread_join (raw.thread);
+  fail_unless (g_atomic_int_get (&raw.frames) > 0);
+  cudaipc_conn_free (raw.conn);
+  gst_object_unref (appsrc);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  node_free (consumer);
+  g_free (desc);
+  nodes_teardown ();
+}
+
+GST_END_TEST;
+
+static Suite *
+gpu_fence_suite (void)
+{
+  Suite *s = suite_create ("gpu-fence");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 240);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_fence_orders_a_copy_across_processes);
+  tcase_add_test (tc, test_src_one_driver_call_per_frame);
+  tcase_add_test (tc, test_sink_syncs_only_for_a_consumer_without_events);
+  /* last: it hands the driver a handle that names nothing */
+  tcase_add_test (tc, test_fence_calls);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  GError *err = NULL;
+  int ret;
+
+  gst_check_init (&argc, &argv);
+  device = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
+  if (!device) {
+    g_print ("SKIP: %s\n", err->message);
+    g_clear_error (&err);
+    return CUDAIPC_TEST_SKIP;
+  }
+  g_print ("gpu: device 0 is %s\n", cudaipc_device_get_name (device));
+  ret = gst_check_run_suite (gpu_fence_suite (), "gpu-fence", __FILE__);
+  cudaipc_device_unref (device);
+  return ret;
+}
