@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The consumer role: <src> ! [caps ! cudaupload ! CUDA caps !] fakesink,
+ * measured by a probe on the source's src pad (its streaming thread; the
+ * main thread reads the figures under the lock). Prints "ready" once
+ * PLAYING and "result ..." at the end (the last frame, EOS, the producer
+ * closing shm, or no frame for --idle-timeout); latency samples go to
+ * --samples as gint64 ns.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "bench.h"
+
+typedef struct
+{
+  Transport transport;
+  GstElement *src;
+  GMutex lock;
+  GArray *samples;              /* gint64 ns */
+  guint64 received, measured, bad_stamps;
+  gint64 first_stamp, last_arrival, last_seen, cpu0, cpu1;
+  gint64 last_index;
+  gboolean done;
+  gchar *memory;                /* mem_type reaching the sink */
+} Consumer;
+
+static GstPadProbeReturn
+consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Consumer *c = data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  gint64 now = bench_now_ns ();
+  guint64 stamp, index, flags = 0;
+  gboolean done = FALSE;
+
+  switch (c->transport) {
+    case TRANSPORT_SHM:{
+      guint64 hdr[BENCH_HDR_WORDS];
+
+      if (gst_buffer_extract (buf, 0, hdr, BENCH_HDR_SIZE) != BENCH_HDR_SIZE) {
+        g_mutex_lock (&c->lock);
+        c->bad_stamps++;
+        g_mutex_unlock (&c->lock);
+        return GST_PAD_PROBE_OK;
+      }
+      stamp = hdr[0];
+      index = hdr[1];
+      flags = hdr[2];
+      break;
+    }
+    case TRANSPORT_CUDAIPC:
+      stamp = GST_BUFFER_PTS (buf);
+      index = GST_BUFFER_OFFSET (buf);
+      if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER))
+        flags |= BENCH_FLAG_LAST;
+      break;
+    default:
+      /* nvcodec: running time = clock time - our base time */
+      stamp = GST_BUFFER_PTS (buf);
+      if (GST_CLOCK_TIME_IS_VALID (stamp))
+        stamp += gst_element_get_base_time (c->src);
+      /* no frame number travels: count them */
+      index = G_MAXUINT64;
+      break;
+  }
+
+  g_mutex_lock (&c->lock);
+  if (index == G_MAXUINT64)
+    index = c->received;
+  c->received++;
+  c->last_seen = now;
+  c->last_index = (gint64) index;
+  if (index >= (guint64) opts.warmup && !c->done) {
+    if (c->measured == 0) {
+      c->first_stamp = (gint64) stamp;
+      c->cpu0 = bench_cpu_ns ();
+    }
+    c->measured++;
+    c->last_arrival = now;
+    if (GST_CLOCK_TIME_IS_VALID (stamp) && (gint64) stamp <= now) {
+      gint64 lat = now - (gint64) stamp;
+
+      g_array_append_val (c->samples, lat);
+    } else {
+      c->bad_stamps++;
+    }
+  }
+  if (!c->done && ((flags & BENCH_FLAG_LAST) ||
+          index + 1 >= (guint64) opts.warmup + opts.frames)) {
+    c->done = TRUE;
+    c->cpu1 = bench_cpu_ns ();
+    done = TRUE;
+  }
+  g_mutex_unlock (&c->lock);
+
+  if (done)
+    gst_element_post_message (c->src,
+        gst_message_new_application (GST_OBJECT (c->src),
+            gst_structure_new_empty ("bench-done")));
+  return GST_PAD_PROBE_OK;
+}
+
+static GstPadProbeReturn
+memory_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Consumer *c = data;
+  GstMemory *mem = gst_buffer_peek_memory (GST_PAD_PROBE_INFO_BUFFER (info),
+      0);
+
+  g_mutex_lock (&c->lock);
+  if (c->memory == NULL)
+    c->memory = g_strdup (mem->allocator && mem->allocator->mem_type ?
+        mem->allocator->mem_type : "unknown");
+  g_mutex_unlock (&c->lock);
+  return GST_PAD_PROBE_REMOVE;
+}
+
+int
+bench_run_consumer (Transport t)
+{
+  Consumer c;
+  GstElement *pipeline, *sink;
+  GstElement *chain[5] = { NULL, };
+  GstBus *bus;
+  GstPad *pad;
+  GstClock *clock;
+  const gchar *ended = "timeout";
+  gboolean ok = TRUE;
+  gint64 p50, p99, last_index;
+  guint64 received;
+  guint n = 0;
+  gchar *line;
+
+  memset (&c, 0, sizeof (c));
+  c.transport = t;
+  g_mutex_init (&c.lock);
+  c.samples = g_array_sized_new (FALSE, FALSE, sizeof (gint64), opts.frames);
+  c.last_index = -1;
+
+  pipeline = gst_pipeline_new ("consumer");
+  switch (t) {
+    case TRANSPORT_CUDAIPC:
+      c.src = bench_make_ipc_element (t, FALSE, "src");
+      if (c.src) {
+        gchar *name = g_strdup_printf ("bench-consumer-%d", opts.index);
+
+        g_object_set (c.src, "socket-path", opts.socket, "connect-timeout",
+            (guint) opts.timeout * 1000, "reconnect", FALSE, "client-name",
+            name, NULL);
+        gst_util_set_object_arg (G_OBJECT (c.src), "timestamp-mode",
+            "passthrough");
+        g_free (name);
+      }
+      chain[n++] = c.src;
+      if (bench_use_cuda ())
+        chain[n++] = bench_make_capsfilter ("gpu", BENCH_CUDA_CAPS);
+      break;
+    case TRANSPORT_SHM:{
+      gchar *caps = g_strdup_printf ("video/x-raw,format=NV12,width=%d,"
+          "height=%d,framerate=30/1", opts.width, opts.height);
+
+      c.src = bench_make ("shmsrc", "src");
+      if (c.src)
+        g_object_set (c.src, "socket-path", opts.socket, "is-live", TRUE, NULL);
+      chain[n++] = c.src;
+      chain[n++] = bench_make_capsfilter ("caps", caps);
+      g_free (caps);
+      if (bench_use_cuda ()) {
+        chain[n++] = bench_make ("cudaupload", "upload");
+        chain[n++] = bench_make_capsfilter ("gpu", BENCH_CUDA_CAPS);
+      }
+      break;
+    }
+    default:
+      c.src = bench_make_ipc_element (t, FALSE, "src");
+      if (c.src)
+        g_object_set (c.src, "address", opts.socket, NULL);
+      chain[n++] = c.src;
+      break;
+  }
+  sink = bench_make ("fakesink", "sink");
+  if (sink)
+    g_object_set (sink, "sync", FALSE, "async", FALSE, "silent", TRUE,
+        "enable-last-sample", FALSE, NULL);
+  chain[n++] = sink;
+
+  for (guint i = 0; i < n; i++) {
+    if (chain[i] == NULL) {
+      for (guint j = 0; j < n; j++)
+        if (chain[j])
+          gst_object_unref (gst_object_ref_sink (chain[j]));
+      gst_object_unref (pipeline);
+      ok = FALSE;
+      goto out;
+    }
+  }
+  for (guint i = 0; i < n; i++) {
+    gst_bin_add (GST_BIN (pipeline), chain[i]);
+    if (i > 0 && !gst_element_link (chain[i - 1], chain[i])) {
+      g_printerr ("cannot link %s to %s\n", GST_OBJECT_NAME (chain[i - 1]),
+          GST_OBJECT_NAME (chain[i]));
+      ok = FALSE;
+      goto done;
+    }
+  }
+  g_printerr ("consumer %d: src is %s\n", opts.index,
+      G_OBJECT_TYPE_NAME (c.src));
+
+  pad = gst_element_get_static_pad (c.src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, consumer_probe, &c, NULL);
+  gst_object_unref (pad);
+  pad = gst_element_get_static_pad (sink, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, memory_probe, &c, NULL);
+  gst_object_unref (pad);
+
+  clock = gst_system_clock_obtain ();
+  gst_pipeline_use_clock (GST_PIPELINE (pipeline), clock);
+  gst_object_unref (clock);
+
+  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    bench_bus_ok (pipeline, 0, NULL);
+    g_printerr ("consumer %d: cannot start\n", opts.index);
+    ok = FALSE;
+    goto done;
+  }
+  bench_say ("ready");
+
+  bus = gst_element_get_bus (pipeline);
+  for (;;) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 100 * GST_MSECOND,
+        GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_APPLICATION);
+    gint64 last_seen;
+
+    if (msg) {
+      GstMessageType type = GST_MESSAGE_TYPE (msg);
+
+      if (type == GST_MESSAGE_ERROR) {
+        GError *err = NULL;
+        gchar *dbg = NULL;
+
+        gst_message_parse_error (msg, &err, &dbg);
+        g_mutex_lock (&c.lock);
+        received = c.received;
+        g_mutex_unlock (&c.lock);
+        /* shmsrc has no EOS: the producer closing is its end */
+        if (t == TRANSPORT_SHM && received > 0) {
+          ended = "closed";
+        } else {
+          g_printerr ("consumer %d: error from %s: %s (%s)\n", opts.index,
+              GST_OBJECT_NAME (msg->src), err->message, dbg ? dbg : "");
+          ended = "error";
+          ok = FALSE;
+        }
+        g_clear_error (&err);
+        g_free (dbg);
+      } else if (type == GST_MESSAGE_EOS) {
+        ended = "eos";
+      } else if (type == GST_MESSAGE_APPLICATION &&
+          gst_message_has_name (msg, "bench-done")) {
+        ended = "last";
+      } else {
+        gst_message_unref (msg);
+        continue;
+      }
+      gst_message_unref (msg);
+      break;
+    }
+
+    g_mutex_lock (&c.lock);
+    received = c.received;
+    last_seen = c.last_seen;
+    g_mutex_unlock (&c.lock);
+    if (received > 0
+        && bench_now_ns () - last_seen > (gint64) opts.idle * GST_SECOND) {
+      ended = "idle";
+      break;
+    }
+  }
+  gst_object_unref (bus);
+
+  /* the streaming thread may still run the probe: no more samples */
+  g_mutex_lock (&c.lock);
+  if (!c.done) {
+    c.done = TRUE;
+    c.cpu1 = bench_cpu_ns ();
+  }
+  received = c.received;
+  last_index = c.last_index;
+  g_mutex_unlock (&c.lock);
+
+  g_array_sort (c.samples, bench_cmp_i64);
+  p50 = bench_percentile ((gint64 *) c.samples->data, c.samples->len, 0.50);
+  p99 = bench_percentile ((gint64 *) c.samples->data, c.samples->len, 0.99);
+  if (opts.samples && !g_file_set_contents (opts.samples, c.samples->data,
+          (gssize) (c.samples->len * sizeof (gint64)), NULL)) {
+    g_printerr ("consumer %d: cannot write %s\n", opts.index, opts.samples);
+    ok = FALSE;
+  }
+
+  line = g_strdup_printf ("result received=%" G_GUINT64_FORMAT " measured=%"
+      G_GUINT64_FORMAT " samples=%u bad_stamps=%" G_GUINT64_FORMAT
+      " first_stamp=%" G_GINT64_FORMAT " last_arrival=%" G_GINT64_FORMAT
+      " cpu_ns=%" G_GINT64_FORMAT " cpu_total_ns=%" G_GINT64_FORMAT
+      " last_index=%" G_GINT64_FORMAT " p50_ns=%" G_GINT64_FORMAT
+      " p99_ns=%" G_GINT64_FORMAT " ended=%s memory=%s src_type=%s",
+      received, c.measured, c.samples->len, c.bad_stamps, c.first_stamp,
+      c.last_arrival, c.measured ? c.cpu1 - c.cpu0 : 0, bench_cpu_ns (),
+      last_index, p50, p99, ended, c.memory ? c.memory : "none",
+      G_OBJECT_TYPE_NAME (c.src));
+  bench_say (line);
+  g_free (line);
+
+done:
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pipeline);
+out:
+  g_array_unref (c.samples);
+  g_free (c.memory);
+  g_mutex_clear (&c.lock);
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the parts of cudaipc-bench share (cudaipc-bench.c says what the
+ * program does).
+ *
+ *   cudaipc-bench.c   options, main(), small helpers
+ *   bench-pipeline.c  helpers of the two roles: elements, the frame, the
+ *                     orchestrator's commands, the time limit
+ *   bench-producer.c  the producer role
+ *   bench-consumer.c  the consumer role
+ *   bench-run.c       the orchestrator: rows, child processes, figures
+ *   bench-env.c       what this machine is and what can run on it
+ *   bench-report.c    the Markdown table and the results file
+ *   bench-gstcuda.c   the optional gstreamer-cuda-1.0 check of the frame
+ *
+ * Each process is single-purpose: a role's process runs one pipeline; the
+ * orchestrator runs a GMainLoop on its main thread and touches Rows only
+ * there. The options are parsed once in main() and read-only after.
+ */
+#pragma once
+
+#include <gst/gst.h>
+
+#include "device.h"
+
+G_BEGIN_DECLS typedef enum
+{
+  TRANSPORT_CUDAIPC,            /* (a) this project's cudaipcsink/src */
+  TRANSPORT_SHM,                /* (b) [cudadownload !] shmsink, shmsrc */
+  TRANSPORT_NVCODEC,            /* (c) nvcodec's cudaipcsink/src, >= 1.24 */
+  N_TRANSPORTS
+} Transport;
+
+/* (b): stamp, frame index and flags, in front of the frame's pixels */
+#define BENCH_HDR_WORDS 3
+#define BENCH_HDR_SIZE (BENCH_HDR_WORDS * sizeof (guint64))
+#define BENCH_FLAG_LAST 1
+
+#define BENCH_CUDA_CAPS "video/x-raw(memory:CUDAMemory)"
+#define BENCH_EXIT_TIMEOUT 124
+
+typedef struct
+{
+  /* run */
+  gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
+  gboolean verbose, keep;
+  gint kill_after;
+  /* every role */
+  gchar *memory, *plugin, *stamp;
+  gint frames, warmup, seconds, ring_size, timeout;
+  /* producer and consumer */
+  gchar *transport, *socket, *samples;
+  gint width, height, clients, index, idle, parent;
+} BenchOptions;
+
+extern BenchOptions opts;
+
+/* What the orchestrator reports about this machine. */
+typedef struct
+{
+  gchar *gst_version, *gpu_name, *driver, *cuda_api, *cpu_model, *kernel;
+  gchar *date, *memory_reason;
+  guint cores;
+} BenchEnv;
+
+extern BenchEnv bench_env;
+
+typedef struct _Child Child;
+
+/* One transport x resolution x consumer count. */
+typedef struct
+{
+  Transport transport;
+  gint width, height;
+  guint n_consumers;
+
+  /* outcome */
+  gboolean skipped, failed;
+  gchar *skip_reason;
+  GString *reasons;
+  gdouble fps, fps_min, producer_fps, wall_s;
+  gdouble p50, p99, mean, max;
+  guint n_samples;
+  gdouble producer_cpu, producer_cpu_total, consumer_cpu, consumer_cpu_total;
+  gdouble gpu_mib;
+  gboolean have_gpu, have_latency, have_fps, have_pcpu, have_ccpu;
+  guint64 pushed, published, dropped, missing;
+  GHashTable *producer_result;  /* its "result" line: key -> value */
+  GPtrArray *consumer_results;  /* GHashTable*, NULL for none */
+
+  /* while it runs (bench-run.c) */
+  GMainLoop *loop;
+  Child *producer;
+  GPtrArray *consumers;         /* Child* */
+  guint n_running, n_ready;
+  gboolean go_sent, quit_sent, timed_out;
+  guint deadline_id, kill_id;
+  gint64 started, go_time;
+  gchar *dir, *socket;
+  guint64 mem_base, mem_max;
+} Row;
+
+/* cudaipc-bench.c */
+gint64 bench_now_ns (void);
+gint64 bench_cpu_ns (void);
+const gchar *bench_transport_name (Transport t);
+const gchar *bench_transport_label (Transport t);
+gboolean bench_transport_from_name (const gchar * name, Transport * t);
+gboolean bench_use_cuda (void);
+gboolean bench_stamp_at_sink (void);
+gint bench_cmp_i64 (gconstpointer a, gconstpointer b);
+gint64 bench_percentile (const gint64 * sorted, guint n, gdouble q);
+
+/* bench-pipeline.c */
+gboolean bench_role_guard (void);
+void bench_say (const gchar * line);
+gboolean bench_bus_ok (GstElement * pipeline, GstClockTime wait,
+    gboolean * eos);
+GstElement *bench_make (const gchar * factory, const gchar * name);
+GstElement *bench_make_capsfilter (const gchar * name, const gchar * caps_str);
+GstElement *bench_make_ipc_element (Transport t, gboolean sink,
+    const gchar * name);
+GstBuffer *bench_make_frame (GstElement ** holder, GstCaps ** caps_out);
+gboolean bench_wait_command (GstElement * pipeline, const gchar * what,
+    gint timeout_s);
+
+/* bench-producer.c, bench-consumer.c: exit codes */
+int bench_run_producer (Transport t);
+int bench_run_consumer (Transport t);
+
+/* bench-env.c */
+CudaIpcDevice *bench_env_detect (gboolean * nvcodec_ok, gchar ** nvcodec_why);
+gchar **bench_env_without_plugin (gchar ** env, gboolean * changed);
+gchar *bench_default_plugin_path (const gchar * exe);
+void bench_env_clear (void);
+
+/* bench-run.c */
+int bench_run (void);
+
+/* bench-report.c */
+void bench_report_table (GPtrArray * rows);
+gboolean bench_report_json (const gchar * path, GPtrArray * rows,
+    GError ** error);
+gboolean bench_report_tsv (const gchar * path, GPtrArray * rows,
+    GError ** error);
+
+G_END_DECLS

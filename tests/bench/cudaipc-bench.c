@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cudaipc-bench: hands video frames from one process to others through
+ * several transports, side by side in one run, and prints what each costs
+ * (docs/benchmarks.md says what is measured and how to read it).
+ *
+ *   cudaipc-bench run [--transports cudaipc,shm,nvcodec]
+ *       [--resolutions 1080p,4k] [--consumers 1,4] [--frames N]
+ *       [--warmup W] [--seconds S] [--ring-size R]
+ *       [--memory auto|cuda|system] [--stamp sink|push] [--timeout S]
+ *       [--output results.json|results.tsv] [--plugin PATH] [--verbose]
+ *     The orchestrator. For every transport x resolution x consumer count
+ *     it spawns one producer and N consumers: this binary again, by its
+ *     own path (g_spawn, never fork() once CUDA is initialised). It prints
+ *     a Markdown table on stdout and writes every number, with the
+ *     environment, to --output. Every row has a deadline: children that
+ *     overrun are killed and the row is reported as failed; a child that
+ *     dies fails its row, and the run goes on with the next.
+ *
+ *   cudaipc-bench producer|consumer [options]
+ *     The two roles the orchestrator spawns; not meant to be run by hand.
+ *
+ * Transports
+ *   cudaipc (a): appsrc ! cudaipcsink backend=cuda sync=false ring-size=R
+ *                on-full=wait  /  cudaipcsrc timestamp-mode=passthrough !
+ *                fakesink sync=false (this project's plugin, GstCuIpcSink)
+ *   shm (b):     appsrc ! cudadownload ! video/x-raw ! shmsink
+ *                shm-size=<R frames> wait-for-connection=true sync=false  /
+ *                shmsrc is-live=true ! <caps> ! cudaupload !
+ *                video/x-raw(memory:CUDAMemory) ! fakesink sync=false
+ *   nvcodec (c): GStreamer's own cudaipcsink/cudaipcsrc (nvcodec, >= 1.24,
+ *                GstCudaIpcSink); skipped on older GStreamer.
+ *   Both plugins register the feature names cudaipcsink and cudaipcsrc and
+ *   a registry keeps one factory per name, so the IPC elements are made by
+ *   GType: ours after loading our plugin from --plugin, nvcodec's after
+ *   loading nvcodec; (c) runs with our folder taken out of the plugin path.
+ *
+ * Frames
+ *   The producer makes ONE NV12 frame (videotestsrc ! cudaupload !
+ *   appsink: CUDA memory) and pushes gst_buffer_copy()s of it (the same
+ *   memory) as fast as it can, so no upload hides the hand-over. With
+ *   --memory=system (chosen by itself where there is no cudaupload or no
+ *   usable CUDA device) the frame is in system memory, (a) uses
+ *   backend=host and (b) goes without cudadownload/cudaupload: the whole
+ *   program runs on a machine without a GPU.
+ *
+ * Measurements
+ *   Latency: from the moment the producer's sink receives a frame to the
+ *   moment the consumer's source pushes it, both on CLOCK_MONOTONIC (the
+ *   clock of g_get_monotonic_time, read at ns resolution). The producer
+ *   sets each PTS to that clock just before gst_app_src_push_buffer; with
+ *   --stamp=sink (the default) a probe on the sink's pad restamps it as
+ *   the sink receives it, so the appsrc queue is not counted. (a) carries
+ *   the PTS (passthrough); (b) carries no timestamps, so the sink-pad probe
+ *   writes stamp, frame index and flags into the first 24 bytes of the
+ *   frame; (c) maps the producer's clock time into the consumer's running
+ *   time, so the consumer adds its base time back (the producer runs with
+ *   base time 0). Frames before --warmup are left out of latency and
+ *   frames/s. Frames/s per consumer: measured frames over the time from
+ *   the first measured frame's stamp to the last one's arrival. CPU per
+ *   frame: getrusage (RUSAGE_SELF, user + system) of each process from its
+ *   first measured frame to its last, over the measured frames (the whole
+ *   process's total goes to the results file too). GPU memory: device
+ *   0's used memory (cudaipc_device_mem_info) sampled before the producer
+ *   starts and every 20 ms while the row runs; the largest difference.
+ *
+ * Between the processes (lines on stdout and the producer's stdin):
+ *   producer: "listening" once its sink listens; reads "go" (all consumers
+ *   ready), pushes, prints "result k=v ...", and stays until "quit", so
+ *   consumers never lose their producer before they are done.
+ *   consumer: "ready" once PLAYING; "result k=v ..." at the end; its
+ *   latency samples (gint64 ns) go to the --samples file.
+ *
+ * This file holds the options, main() and small helpers; bench.h says
+ * which file does the rest.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <time.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+
+BenchOptions opts = {
+  .frames = 3000,
+  .warmup = 100,
+  .seconds = 30,
+  .ring_size = 4,
+  .timeout = 120,
+  .idle = 5,
+  .width = 1920,
+  .height = 1080,
+  .clients = 1,
+};
+
+static GOptionEntry entries[] = {
+  {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
+      "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+  {"resolutions", 0, 0, G_OPTION_ARG_STRING, &opts.resolutions,
+      "run: 1080p, 4k or WxH (default 1080p,4k)", "LIST"},
+  {"consumers", 0, 0, G_OPTION_ARG_STRING, &opts.consumers,
+      "run: consumer counts (default 1,4)", "LIST"},
+  {"frames", 0, 0, G_OPTION_ARG_INT, &opts.frames,
+      "measured frames per row (default 3000)", "N"},
+  {"warmup", 0, 0, G_OPTION_ARG_INT, &opts.warmup,
+      "frames before them, left out of the figures (default 100)", "W"},
+  {"seconds", 0, 0, G_OPTION_ARG_INT, &opts.seconds,
+      "stop pushing after S seconds, 0: never (default 30)", "S"},
+  {"ring-size", 0, 0, G_OPTION_ARG_INT, &opts.ring_size,
+      "ring slots (a), frames the shm area holds (b) (default 4)", "R"},
+  {"memory", 0, 0, G_OPTION_ARG_STRING, &opts.memory,
+      "where frames live: auto, cuda or system (default auto)", "M"},
+  {"stamp", 0, 0, G_OPTION_ARG_STRING, &opts.stamp,
+      "latency starts when the sink receives the frame (sink, default) or "
+        "before gst_app_src_push_buffer (push)", "WHERE"},
+  {"timeout", 0, 0, G_OPTION_ARG_INT, &opts.timeout,
+      "seconds a row (and every process) may take (default 120)", "S"},
+  {"output", 'o', 0, G_OPTION_ARG_FILENAME, &opts.output,
+      "run: results file, .json or .tsv", "FILE"},
+  {"label", 0, 0, G_OPTION_ARG_STRING, &opts.label,
+        "run: what is measured, for the results file (e.g. the git revision)",
+      "TEXT"},
+  {"plugin", 0, 0, G_OPTION_ARG_FILENAME, &opts.plugin,
+      "this project's plugin (default: the one built beside)", "PATH"},
+  {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opts.verbose,
+      "run: show what the children say", NULL},
+  {"keep-temp", 0, 0, G_OPTION_ARG_NONE, &opts.keep,
+      "run: keep the temporary folder (sockets, samples)", NULL},
+  {"kill-consumer-after", 0, 0, G_OPTION_ARG_INT, &opts.kill_after,
+        "run, testing: SIGKILL consumer 0 of every row MS after it started",
+      "MS"},
+  {"consumer-wrapper", 0, 0, G_OPTION_ARG_STRING, &opts.wrapper,
+        "run, testing: command line to run consumers under (valgrind ...)",
+      "CMD"},
+  {"transport", 0, 0, G_OPTION_ARG_STRING, &opts.transport,
+      "role: cudaipc, shm or nvcodec", "T"},
+  {"socket", 0, 0, G_OPTION_ARG_FILENAME, &opts.socket, "role: socket path",
+      "PATH"},
+  {"width", 0, 0, G_OPTION_ARG_INT, &opts.width, "role: frame width", "W"},
+  {"height", 0, 0, G_OPTION_ARG_INT, &opts.height, "role: frame height", "H"},
+  {"clients", 0, 0, G_OPTION_ARG_INT, &opts.clients,
+      "producer: consumers to wait for", "N"},
+  {"samples", 0, 0, G_OPTION_ARG_FILENAME, &opts.samples,
+      "consumer: file for latency samples", "FILE"},
+  {"index", 0, 0, G_OPTION_ARG_INT, &opts.index, "consumer: its number", "I"},
+  {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &opts.idle,
+      "consumer: seconds without a frame that end it (default 5)", "S"},
+  {"parent-pid", 0, 0, G_OPTION_ARG_INT, &opts.parent,
+      "role: the orchestrator's pid", "PID"},
+  {NULL}
+};
+
+
+gint64
+bench_now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+gint64
+bench_cpu_ns (void)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  return ((gint64) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+      G_GINT64_CONSTANT (1000000000) +
+      ((gint64) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+}
+
+const gchar *
+bench_transport_name (Transport t)
+{
+  static const gchar *names[N_TRANSPORTS] = { "cudaipc", "shm", "nvcodec" };
+
+  return t < N_TRANSPORTS ? names[t] : "unknown";
+}
+
+const gchar *
+bench_transport_label (Transport t)
+{
+  switch (t) {
+    case TRANSPORT_CUDAIPC:
+      return "(a) cudaipcsink";
+    case TRANSPORT_SHM:
+      return bench_use_cuda ()? "(b) cudadownload+shmsink" : "(b) shmsink";
+    default:
+      return "(c) nvcodec cudaipcsink";
+  }
+}
+
+gboolean
+bench_transport_from_name (const gchar * name, Transport * t)
+{
+  static const gchar *aliases[N_TRANSPORTS] = { "a", "b", "c" };
+
+  for (guint i = 0; i < N_TRANSPORTS; i++) {
+    if (g_strcmp0 (name, bench_transport_name (i)) == 0 ||
+        g_strcmp0 (name, aliases[i]) == 0) {
+      *t = (Transport) i;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+gboolean
+bench_use_cuda (void)
+{
+  return g_strcmp0 (opts.memory, "cuda") == 0;
+}
+
+gboolean
+bench_stamp_at_sink (void)
+{
+  return g_strcmp0 (opts.stamp, "push") != 0;
+}
+
+gint
+bench_cmp_i64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of @sorted; -1 when empty. */
+gint64
+bench_percentile (const gint64 * sorted, guint n, gdouble q)
+{
+  gsize rank;
+
+  if (n == 0)
+    return -1;
+  rank = (gsize) ceil (q * n);
+  return sorted[CLAMP (rank, 1, n) - 1];
+}
+
+int
+main (int argc, char **argv)
+{
+  GOptionContext *ctx;
+  GError *err = NULL;
+  Transport t = TRANSPORT_CUDAIPC;
+  const gchar *role;
+  int ret;
+
+  ctx = g_option_context_new ("run|producer|consumer - compare frame "
+      "transports between processes");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_add_group (ctx, gst_init_get_option_group ());
+  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
+    g_printerr ("%s\n", err->message);
+    g_clear_error (&err);
+    g_option_context_free (ctx);
+    return 2;
+  }
+  g_option_context_free (ctx);
+
+  role = argc >= 2 ? argv[1] : "";
+  if (opts.stamp == NULL)
+    opts.stamp = g_strdup ("sink");
+  if (!g_str_equal (opts.stamp, "sink") && !g_str_equal (opts.stamp, "push")) {
+    g_printerr ("--stamp is sink or push\n");
+    return 2;
+  }
+  if (opts.memory && !g_str_equal (opts.memory, "auto") &&
+      !g_str_equal (opts.memory, "cuda")
+      && !g_str_equal (opts.memory, "system")) {
+    g_printerr ("--memory is auto, cuda or system\n");
+    return 2;
+  }
+  if (opts.frames < 1 || opts.warmup < 0 || opts.ring_size < 2 ||
+      opts.timeout < 1) {
+    g_printerr ("need --frames >= 1, --warmup >= 0, --ring-size >= 2, "
+        "--timeout >= 1\n");
+    return 2;
+  }
+
+  if (g_str_equal (role, "run")) {
+    ret = bench_run ();
+  } else if (g_str_equal (role, "producer") || g_str_equal (role, "consumer")) {
+    gboolean known = bench_transport_from_name (opts.transport, &t);
+
+    if (!known || opts.socket == NULL) {
+      g_printerr ("%s needs --transport and --socket\n", role);
+      return 2;
+    }
+    if (opts.plugin == NULL) {
+      gchar *exe = g_file_read_link ("/proc/self/exe", NULL);
+
+      opts.plugin = bench_default_plugin_path (exe);
+      g_free (exe);
+    }
+    if (opts.memory == NULL)
+      opts.memory = g_strdup ("system");
+    if (!bench_role_guard ())
+      return 1;
+    ret = g_str_equal (role, "producer") ? bench_run_producer (t) :
+        bench_run_consumer (t);
+  } else {
+    g_printerr ("usage: %s run [options] (see --help)\n", argv[0]);
+    return 2;
+  }
+
+  gst_deinit ();
+  return ret;
+}
