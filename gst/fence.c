@@ -10,6 +10,10 @@
 #include <string.h>
 
 #include "fence.h"
+
+/* cudaipc_fence_wait_timeout(): busy polling, then yielding (microseconds) */
+#define FENCE_SPIN_US 50
+#define FENCE_YIELD_US 2000
 #include "cuda-loader.h"
 #include "error.h"
 
@@ -156,8 +160,7 @@ cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
     guint * calls, GError ** error)
 {
   const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
-  gint64 deadline = 0;
-  gulong pause_us = 2;
+  gint64 start = 0, now;
   CUresult res;
 
   g_return_val_if_fail (fence != NULL, FALSE);
@@ -167,17 +170,24 @@ cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
     (*calls)++;
     if (res != CUDA_ERROR_NOT_READY)
       break;
-    if (deadline == 0)
-      deadline = g_get_monotonic_time () + timeout_us;
-    else if (g_get_monotonic_time () > deadline) {
+    now = g_get_monotonic_time ();
+    if (start == 0)
+      start = now;
+    if (now - start > timeout_us) {
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
           "the producer's copy did not complete within %" G_GINT64_FORMAT
           " ms", timeout_us / 1000);
       return FALSE;
     }
-    /* a frame's copy takes microseconds: poll often at first */
-    g_usleep (pause_us);
-    pause_us = MIN (pause_us * 2, 1000);
+    /* A frame's copy completes microseconds after the FRAME arrives: poll
+     * without sleeping at first (a sleep costs 50 us or more of timer
+     * slack), then yield, then sleep for a copy stuck behind other work. */
+    if (now - start < FENCE_SPIN_US)
+      continue;
+    if (now - start < FENCE_YIELD_US)
+      g_thread_yield ();
+    else
+      g_usleep (100);
   }
   return fence_cuda_ok (res, "cuEventQuery", error);
 }

@@ -72,11 +72,11 @@ CudaIpcFence *cudaipc_fence_open (CudaIpcDevice * dev,
 /* Waits on the host until the last record has completed (either side).
  * Blocks without a limit: for the producer's own fences. */
 gboolean cudaipc_fence_wait (CudaIpcFence * fence, GError ** error);
-/* Consumer side: like cudaipc_fence_wait() but polls (cuEventQuery) and
- * gives up after @timeout_us with CUDAIPC_ERROR_TIMEOUT: a producer killed
- * between queueing a copy and its completion must not hang its consumers.
- * One query when the copy is already done, which is the usual case; adds
- * the driver calls it made to *@calls. */
+/* Consumer side: like cudaipc_fence_wait() but polls (cuEventQuery: busy
+ * for 50 us, yielding up to 2 ms, then sleeping) and gives up after
+ * @timeout_us with CUDAIPC_ERROR_TIMEOUT: a producer killed between
+ * queueing a copy and its completion must not hang its consumers. One
+ * query when the copy is already done; adds the calls it made to *@calls. */
 gboolean cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
     guint * calls, GError ** error);
 

