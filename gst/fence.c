@@ -11,9 +11,8 @@
 
 #include "fence.h"
 
-/* cudaipc_fence_wait_timeout(): busy polling, then yielding (microseconds) */
-#define FENCE_SPIN_US 50
-#define FENCE_YIELD_US 2000
+/* cudaipc_fence_wait_timeout(): how long to poll busily (microseconds) */
+#define FENCE_SPIN_US 20
 #include "cuda-loader.h"
 #include "error.h"
 
@@ -179,15 +178,13 @@ cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
           " ms", timeout_us / 1000);
       return FALSE;
     }
-    /* A frame's copy completes microseconds after the FRAME arrives: poll
-     * without sleeping at first (a sleep costs 50 us or more of timer
-     * slack), then yield, then sleep for a copy stuck behind other work. */
+    /* A copy that is done by the time the FRAME arrives answers the first
+     * query. Poll busily for a short while for one just finishing, then
+     * sleep between queries (each sleep costs 50 us or more of timer slack,
+     * but the process does not burn a core waiting on the GPU). */
     if (now - start < FENCE_SPIN_US)
       continue;
-    if (now - start < FENCE_YIELD_US)
-      g_thread_yield ();
-    else
-      g_usleep (100);
+    g_usleep (20);
   }
   return fence_cuda_ok (res, "cuEventQuery", error);
 }

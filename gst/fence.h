@@ -73,7 +73,7 @@ CudaIpcFence *cudaipc_fence_open (CudaIpcDevice * dev,
  * Blocks without a limit: for the producer's own fences. */
 gboolean cudaipc_fence_wait (CudaIpcFence * fence, GError ** error);
 /* Consumer side: like cudaipc_fence_wait() but polls (cuEventQuery: busy
- * for 50 us, yielding up to 2 ms, then sleeping) and gives up after
+ * for 20 us, then with short sleeps) and gives up after
  * @timeout_us with CUDAIPC_ERROR_TIMEOUT: a producer killed between
  * queueing a copy and its completion must not hang its consumers. One
  * query when the copy is already done; adds the calls it made to *@calls. */
