@@ -109,6 +109,15 @@ cudaipc_device_get_context (CudaIpcDevice * dev)
   return dev->context;
 }
 
+void
+cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context)
+{
+  g_return_if_fail (dev->backend == CUDAIPC_BACKEND_CUDA);
+  g_return_if_fail (context != NULL);
+  /* the primary context stays retained: close() releases it by device */
+  dev->context = context;
+}
+
 gboolean
 cudaipc_device_push (CudaIpcDevice * dev, GError ** error)
 {

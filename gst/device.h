@@ -53,6 +53,15 @@ const gchar *cudaipc_device_get_name (CudaIpcDevice * dev);
 /* The primary context (NULL for the host backend). */
 CUcontext cudaipc_device_get_context (CudaIpcDevice * dev);
 
+/* Makes @context (a context on this device that the caller keeps alive as
+ * long as the device is used) the one the device's calls run in, instead
+ * of the primary context (cuda backend; call before anything else of the
+ * device is made). VMM memory is used alike from every context of the
+ * device, but a copy from memory allocated in another context goes
+ * through a slow path (about 290 us for a 3 MB frame on an H200, against
+ * 13 us within one context): a producer copies in its upstream's. */
+void cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context);
+
 /* Makes the device's context current on this thread (no-op for host). */
 gboolean cudaipc_device_push (CudaIpcDevice * dev, GError ** error);
 void cudaipc_device_pop (CudaIpcDevice * dev);

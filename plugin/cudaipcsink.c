@@ -40,6 +40,7 @@
 #endif
 
 #include <grp.h>
+#include <gmodule.h>
 #include <pwd.h>
 #include <string.h>
 
@@ -133,7 +134,9 @@ struct _GstCuIpcSink
 
   /* cuda backend, streaming thread, from start() to stop() (design.md,
    * GPU ordering) */
-  CUstream stream;              /* the copies', in the primary context */
+  CUstream stream;              /* the copies', in the device's context */
+  gboolean context_checked;     /* the first frame's memory was looked at */
+  GObject *upstream_context;    /* GstCudaContext whose context we use */
   GQueue pending;               /* Pending*, oldest first: upstream buffers
                                  * whose copy may still be in flight */
   guint max_pending;            /* ring-size: more, and render() waits */
@@ -523,7 +526,7 @@ sync_before_publish (const gchar * why, gpointer user_data, GError ** error)
   return sync_stream (self, &rc->calls, error);
 }
 
-/* cuda backend: a non-blocking stream in the device's primary context. */
+/* cuda backend: a non-blocking stream in the device's context. */
 static gboolean
 open_stream (GstCuIpcSink * self, guint ring_size)
 {
@@ -579,6 +582,69 @@ release_stream (GstCuIpcSink * self)
   }
   self->stream = NULL;
   drop_pending (self);
+}
+
+typedef gpointer (*GetHandleFunc) (gpointer cuda_context);
+
+/* gst_cuda_context_get_handle() of libgstcuda, which nvcodec loaded into
+ * this process along with the GstCudaMemory it hands us; NULL without. */
+static GetHandleFunc
+cuda_context_get_handle_func (void)
+{
+  static GetHandleFunc func;
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once)) {
+    GModule *module = g_module_open ("libgstcuda-1.0.so.0",
+        G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
+    gpointer sym = NULL;
+
+    /* resident like the library nvcodec itself holds */
+    if (module && g_module_symbol (module, "gst_cuda_context_get_handle",
+            &sym))
+      g_module_make_resident (module);
+    func = (GetHandleFunc) sym;
+    g_once_init_leave (&once, 1);
+  }
+  return func;
+}
+
+/* With the first frame: when it is nvcodec's CUDA memory of our device,
+ * make the copies run in the context it was allocated in (see
+ * cudaipc_device_use_context()); only before the first ring exists. */
+static void
+adopt_upstream_context (GstCuIpcSink * self, GstBuffer * buf)
+{
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+  GetHandleFunc get_handle;
+  GObject *uctx;
+  guint device_id = G_MAXUINT;
+  CUcontext ctx;
+
+  self->context_checked = TRUE;
+  if (self->stream == NULL || !gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME)
+      || cudaipc_server_get_generation (self->server) != 0)
+    return;
+  get_handle = cuda_context_get_handle_func ();
+  /* GstCudaMemory: a GstMemory, then its GstCudaContext (public layout) */
+  uctx = ((GObject **) (((GstMemory *) mem) + 1))[0];
+  if (get_handle == NULL || uctx == NULL || !G_IS_OBJECT (uctx) ||
+      !g_object_class_find_property (G_OBJECT_GET_CLASS (uctx),
+          "cuda-device-id"))
+    return;
+  g_object_get (uctx, "cuda-device-id", &device_id, NULL);
+  if (device_id != (guint) cudaipc_device_get_ordinal (self->dev))
+    return;
+  ctx = get_handle (uctx);
+  if (ctx == NULL)
+    return;
+
+  release_stream (self);
+  self->upstream_context = g_object_ref (uctx);
+  cudaipc_device_use_context (self->dev, ctx);
+  if (open_stream (self, self->max_pending))
+    GST_INFO_OBJECT (self, "copies run in the CUDA context of upstream's "
+        "memory (%s)", GST_OBJECT_NAME (uctx));
 }
 
 /* GstBaseSink */
@@ -689,6 +755,7 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 
   /* no copy may be in flight when the server frees the slots and fences */
   release_stream (self);
+  self->context_checked = FALSE;
 
   if (server) {
     /* its callbacks may run meanwhile: no lock of ours is held */
@@ -705,6 +772,8 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   }
 
   g_clear_pointer (&self->dev, cudaipc_device_unref);
+  /* the device (and whatever used its context) is gone: let go of it */
+  g_clear_object (&self->upstream_context);
   self->have_info = FALSE;
   return TRUE;
 }
@@ -913,6 +982,9 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   ret = wait_for_consumer (self);
   if (ret != GST_FLOW_OK)
     return ret;
+
+  if (!self->context_checked)
+    adopt_upstream_context (self, buf);
 
   /* a frame that does not fit makes the server rebuild the ring and free
    * the old slots: no copy may still be in flight into them */
