@@ -25,6 +25,7 @@
 
 #include "block.h"
 #include "connection.h"
+#include "peer-main.h"
 #include "descriptor.h"
 #include "device.h"
 #include "fence.h"
@@ -34,17 +35,6 @@
 #define FENCE_GEN 9
 /* bytes read at each end of the slot before the wait */
 #define PEEK 65536
-
-static int
-send_bye (CudaIpcConn * conn, guint reason, const gchar * text)
-{
-  CudaIpcMsg msg;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  msg.u.bye.reason = reason;
-  msg.u.bye.text = text;
-  return cudaipc_conn_send (conn, &msg) < 0 ? 1 : 0;
-}
 
 static gint
 recv_type (CudaIpcConn * conn, CudaIpcMsg * msg, CudaIpcMsgType type,
@@ -212,44 +202,5 @@ out:
 int
 main (int argc, char **argv)
 {
-  CudaIpcConn *conn;
-  CudaIpcDevice *dev;
-  CudaIpcMsg msg;
-  GError *err = NULL;
-  gchar *result;
-  int fd = -1, ret;
-
-  if (argc != 2) {
-    g_printerr ("usage: %s SOCKET\n", argv[0]);
-    return 2;
-  }
-  dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
-  if (!dev) {
-    g_printerr ("gpu-fence-peer: %s\n", err->message);
-    return 1;
-  }
-  if ((ret = cudaipc_socket_connect (argv[1], &fd)) < 0) {
-    g_printerr ("gpu-fence-peer: connect %s: %s\n", argv[1], g_strerror (-ret));
-    return 1;
-  }
-  conn = cudaipc_conn_new (fd);
-
-  result = run (conn, dev);
-  ret = send_bye (conn, g_str_has_prefix (result, "ok") ? CUDAIPC_BYE_NORMAL :
-      CUDAIPC_BYE_PROTOCOL, result);
-  g_free (result);
-
-  /* wait for the server to finish with us before closing */
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  while (cudaipc_conn_wait (conn, 60000) == 1 &&
-      cudaipc_conn_recv (conn, &msg) == 0) {
-    gboolean bye = msg.type == CUDAIPC_MSG_BYE;
-
-    cudaipc_msg_clear (&msg);
-    if (bye)
-      break;
-  }
-  cudaipc_conn_free (conn);
-  cudaipc_device_unref (dev);
-  return ret;
+  return cudaipc_peer_main (argc, argv, "gpu-fence-peer", run);
 }

@@ -19,21 +19,11 @@
 
 #include "block.h"
 #include "connection.h"
+#include "peer-main.h"
 #include "descriptor.h"
 #include "device.h"
 #include "ring.h"
 #include "test-pattern.h"
-
-static int
-send_bye (CudaIpcConn * conn, guint reason, const gchar * text)
-{
-  CudaIpcMsg msg;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  msg.u.bye.reason = reason;
-  msg.u.bye.text = text;
-  return cudaipc_conn_send (conn, &msg) < 0 ? 1 : 0;
-}
 
 static gchar *
 run (CudaIpcConn * conn, CudaIpcDevice * dev)
@@ -151,42 +141,5 @@ out:
 int
 main (int argc, char **argv)
 {
-  CudaIpcConn *conn;
-  CudaIpcDevice *dev;
-  CudaIpcMsg msg;
-  GError *err = NULL;
-  gchar *result;
-  int fd = -1, ret;
-
-  if (argc != 2) {
-    g_printerr ("usage: %s SOCKET\n", argv[0]);
-    return 2;
-  }
-  dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
-  if (!dev) {
-    g_printerr ("gpu-peer: %s\n", err->message);
-    return 1;
-  }
-  if ((ret = cudaipc_socket_connect (argv[1], &fd)) < 0) {
-    g_printerr ("gpu-peer: connect %s: %s\n", argv[1], g_strerror (-ret));
-    return 1;
-  }
-  conn = cudaipc_conn_new (fd);
-
-  result = run (conn, dev);
-  ret = send_bye (conn, g_str_has_prefix (result, "ok") ? CUDAIPC_BYE_NORMAL :
-      CUDAIPC_BYE_PROTOCOL, result);
-  g_free (result);
-
-  /* Wait for the server to finish with us before closing. */
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  while (cudaipc_conn_recv (conn, &msg) == 0) {
-    gboolean bye = msg.type == CUDAIPC_MSG_BYE;
-    cudaipc_msg_clear (&msg);
-    if (bye)
-      break;
-  }
-  cudaipc_conn_free (conn);
-  cudaipc_device_unref (dev);
-  return ret;
+  return cudaipc_peer_main (argc, argv, "gpu-peer", run);
 }
