@@ -6,7 +6,9 @@
 # backend) where a CUDA driver and device are found, else on the host
 # backend (it says which). Every frame each consumer receives is compared
 # byte for byte with what the producer wrote. Prints frames moved per
-# consumer and the time per frame.
+# consumer and the time per frame; that time includes the producer writing
+# every byte of each frame and each consumer checking every byte: the
+# hand-over alone is measured by tests/bench (docs/benchmarks.md).
 #
 # Environment: FRAMES (default 600), WIDTH/HEIGHT (1920x1080), BUILD_DIR.
 set -euo pipefail
@@ -50,13 +52,13 @@ per_frame() { awk -v t="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", t / n; 
 
 echo "frames: ${width}x${height} NV12, $(( width * height * 3 / 2 )) bytes each"
 if [ -s "$dir/p" ]; then
-  echo "producer: published $(field "$dir/p" published) of $frames, dropped $(field "$dir/p" dropped), $(per_frame "$(field "$dir/p" elapsed_us)" "$frames") us per frame"
+  echo "producer: published $(field "$dir/p" published) of $frames, dropped $(field "$dir/p" dropped), $(per_frame "$(field "$dir/p" elapsed_us)" "$frames") us per frame (writing each frame's bytes included)"
 fi
 for c in c1 c2; do
   if [ -s "$dir/$c" ]; then
     n=$(field "$dir/$c" frames)
     bad=$(( $(field "$dir/$c" bad) + $(field "$dir/$c" recheck_bad) ))
-    echo "consumer $c: moved $n frames, $(( n - bad )) intact (byte-exact with the producer's), $(per_frame "$(field "$dir/$c" elapsed_us)" "$n") us per frame"
+    echo "consumer $c: moved $n frames, $(( n - bad )) intact (byte-exact with the producer's), $(per_frame "$(field "$dir/$c" elapsed_us)" "$n") us per frame (checking every byte included)"
     [ "$bad" = 0 ] && [ "$n" = "$frames" ] || rc=1
   else
     rc=1
