@@ -490,6 +490,20 @@ broken_producer (CudaIpcClient * client, GError ** error,
   return CUDAIPC_CLIENT_ERROR;
 }
 
+/* Ends the connection on our side with BYE(PROTOCOL) and @text (taken),
+ * reported to the element as a connection that closed. */
+static CudaIpcClientStatus
+end_connection (CudaIpcClient * client, CudaIpcClientItem * item,
+    gchar * text)
+{
+  GST_WARNING ("producer on %s: %s", client->path, text);
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
+  item->said_bye = FALSE;
+  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
+  item->bye_text = text;
+  return CUDAIPC_CLIENT_CLOSED;
+}
+
 /* An interprocess event could not be opened or waited on: tell the
  * producer, close, and let the caller connect again without events. */
 static CudaIpcClientStatus
@@ -499,13 +513,8 @@ events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
   gchar *text = g_strdup_printf ("interprocess CUDA events are unavailable "
       "to this consumer (%s); it reconnects without them", why);
 
-  GST_WARNING ("producer on %s: %s", client->path, text);
   client->events_failed = TRUE;
-  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
-  item->said_bye = FALSE;
-  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
-  item->bye_text = text;
-  return CUDAIPC_CLIENT_CLOSED;
+  return end_connection (client, item, text);
 }
 
 /* A frame whose copy never completed: the connection is given up (the
@@ -517,12 +526,7 @@ producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
   gchar *text = g_strdup_printf ("the frame in slot %u was never completed "
       "(%s)", slot, why);
 
-  GST_WARNING ("producer on %s: %s", client->path, text);
-  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
-  item->said_bye = FALSE;
-  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
-  item->bye_text = text;
-  return CUDAIPC_CLIENT_CLOSED;
+  return end_connection (client, item, text);
 }
 
 /* Caps */
