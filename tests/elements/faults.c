@@ -194,6 +194,15 @@ GST_START_TEST (test_rogue_fds_on_wrong_message)
 
 GST_END_TEST;
 
+GST_START_TEST (test_rogue_never_reads)
+{
+  /* it holds every frame it is sent and reads nothing: dropped as stuck
+   * once the producer waits for a slot (consumer-timeout) */
+  rogue_case ("mute", TRUE);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_rogue_bad_version)
 {
   rogue_case ("bad-version", FALSE);
@@ -289,6 +298,7 @@ faults_suite (void)
   tcase_add_test (tc, test_rogue_bad_release);
   tcase_add_test (tc, test_rogue_flood);
   tcase_add_test (tc, test_rogue_fds_on_wrong_message);
+  tcase_add_test (tc, test_rogue_never_reads);
   tcase_add_test (tc, test_rogue_bad_version);
   tcase_add_test (tc, test_rogue_bad_backend);
   tcase_add_test (tc, test_other_user_refused);

@@ -501,6 +501,8 @@ run_consumer (const gchar * socket_path)
  *   bad-version  a HELLO with protocol version 99
  *   bad-backend  a HELLO naming the other backend
  *   fd-junk      a message of a type that carries no fds, with fds
+ *   mute         reads nothing for 3 s after the handshake (so it never
+ *                releases the frames it is sent)
  * Prints "rogue mode=M closed=1" once the producer closed the connection
  * (what every mode must lead to), "closed=0" if it did not within 10 s. */
 static int
@@ -562,6 +564,8 @@ run_rogue (const gchar * socket_path)
       if (cudaipc_conn_send (conn, &msg) < 0)
         break;
     cudaipc_conn_set_nonblocking (conn, FALSE);
+  } else if (g_str_equal (mode, "mute")) {
+    g_usleep (3 * G_USEC_PER_SEC);
   } else if (g_str_equal (mode, "fd-junk")) {
     /* a SLOT, which only a producer sends, with an fd attached */
     cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
