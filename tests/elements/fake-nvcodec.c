@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A stand-in for GStreamer's nvcodec plugin (>= 1.24) as far as names go:
+ * it registers element features "cudaipcsink" and "cudaipcsrc" with the
+ * GTypes nvcodec uses, GstCudaIpcSink and GstCudaIpcSrc. The coexistence
+ * test loads it beside ours.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
+#include <gst/base/gstpushsrc.h>
+
+typedef struct { GstBaseSink parent; } GstCudaIpcSink;
+typedef struct { GstBaseSinkClass parent_class; } GstCudaIpcSinkClass;
+typedef struct { GstPushSrc parent; } GstCudaIpcSrc;
+typedef struct { GstPushSrcClass parent_class; } GstCudaIpcSrcClass;
+
+GType gst_cuda_ipc_sink_get_type (void);
+GType gst_cuda_ipc_src_get_type (void);
+G_DEFINE_TYPE (GstCudaIpcSink, gst_cuda_ipc_sink, GST_TYPE_BASE_SINK);
+G_DEFINE_TYPE (GstCudaIpcSrc, gst_cuda_ipc_src, GST_TYPE_PUSH_SRC);
+
+static GstStaticPadTemplate sink_t = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+static GstStaticPadTemplate src_t = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+static void
+gst_cuda_ipc_sink_class_init (GstCudaIpcSinkClass * klass)
+{
+  gst_element_class_add_static_pad_template (GST_ELEMENT_CLASS (klass),
+      &sink_t);
+  gst_element_class_set_static_metadata (GST_ELEMENT_CLASS (klass),
+      "Stand-in nvcodec CUDA IPC sink", "Sink/Video", "test", "test");
+}
+
+static void
+gst_cuda_ipc_sink_init (GstCudaIpcSink * self)
+{
+}
+
+static void
+gst_cuda_ipc_src_class_init (GstCudaIpcSrcClass * klass)
+{
+  gst_element_class_add_static_pad_template (GST_ELEMENT_CLASS (klass),
+      &src_t);
+  gst_element_class_set_static_metadata (GST_ELEMENT_CLASS (klass),
+      "Stand-in nvcodec CUDA IPC source", "Source/Video", "test", "test");
+}
+
+static void
+gst_cuda_ipc_src_init (GstCudaIpcSrc * self)
+{
+}
+
+static gboolean
+plugin_init (GstPlugin * plugin)
+{
+  return gst_element_register (plugin, "cudaipcsink", GST_RANK_NONE,
+      gst_cuda_ipc_sink_get_type ()) &&
+      gst_element_register (plugin, "cudaipcsrc", GST_RANK_NONE,
+      gst_cuda_ipc_src_get_type ());
+}
+
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, fakenvcodec,
+    "Stand-in for nvcodec's IPC element names", plugin_init, VERSION,
+    "LGPL", "gst-cudaipc tests", "https://example.invalid/gst-cudaipc")
