@@ -5,8 +5,13 @@
 
 #include <string.h>
 
+#include <gst/gst.h>
+
 #include "backend.h"
 #include "error.h"
+
+GST_DEBUG_CATEGORY_STATIC (cudaipc_device_debug);
+#define GST_CAT_DEFAULT cudaipc_device_debug
 
 const gchar *
 cudaipc_backend_name (CudaIpcBackend backend)
@@ -35,10 +40,17 @@ cudaipc_backend_from_name (const gchar * name, CudaIpcBackend * backend)
 CudaIpcDevice *
 cudaipc_device_new (CudaIpcBackend backend, gint ordinal, GError ** error)
 {
+  static gsize debug_once = 0;
   CudaIpcDevice *dev;
 
   g_return_val_if_fail (backend == CUDAIPC_BACKEND_HOST ||
       backend == CUDAIPC_BACKEND_CUDA, NULL);
+
+  if (g_once_init_enter (&debug_once)) {
+    GST_DEBUG_CATEGORY_INIT (cudaipc_device_debug, "cudaipcdevice", 0,
+        "CUDA IPC devices and memory backends");
+    g_once_init_leave (&debug_once, 1);
+  }
 
   dev = g_new0 (CudaIpcDevice, 1);
   dev->refcount = 1;
@@ -47,11 +59,16 @@ cudaipc_device_new (CudaIpcBackend backend, gint ordinal, GError ** error)
   dev->ops = backend == CUDAIPC_BACKEND_CUDA ? &cudaipc_backend_cuda :
       &cudaipc_backend_host;
   if (!dev->ops->open (dev, error)) {
+    GST_INFO ("%s backend, device %d: %s", cudaipc_backend_name (backend),
+        ordinal, error && *error ? (*error)->message : "failed");
     dev->ops->close (dev);
     g_free (dev->name);
     g_free (dev);
     return NULL;
   }
+  GST_INFO ("%s backend, device %d: %s, allocation granularity %"
+      G_GUINT64_FORMAT " bytes", cudaipc_backend_name (backend), ordinal,
+      dev->name ? dev->name : "(unnamed)", dev->granularity);
   return dev;
 }
 

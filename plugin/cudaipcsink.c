@@ -19,8 +19,9 @@
  * SEGMENT, TAG, EOS and custom serialized events travel in band.
  *
  * The element posts element messages "cudaipcsink-client-joined" (name,
- * pid) when a consumer finished its handshake and "cudaipcsink-client-left"
- * (name, pid, reason) when it went away.
+ * pid) when a consumer finished its handshake, "cudaipcsink-client-left"
+ * (name, pid, reason) when it went away, and, with stats-interval set,
+ * "cudaipcsink-stats" (the stats property's fields) periodically.
  *
  * ## Example launch lines
  * |[
@@ -52,6 +53,7 @@
 #include "device.h"
 #include "error.h"
 #include "server.h"
+#include "ticker.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_sink_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_sink_debug
@@ -85,6 +87,7 @@ enum
   PROP_CONSUMER_TIMEOUT,
   PROP_ALLOWED_USERS,
   PROP_ALLOWED_GROUPS,
+  PROP_STATS_INTERVAL,
   PROP_NUM_CLIENTS,
   PROP_STATS,
   N_PROPERTIES
@@ -103,6 +106,7 @@ enum
 #define DEFAULT_CONSUMER_TIMEOUT 500
 #define DEFAULT_ALLOWED_USERS NULL
 #define DEFAULT_ALLOWED_GROUPS NULL
+#define DEFAULT_STATS_INTERVAL 0
 
 static GParamSpec *properties[N_PROPERTIES];
 
@@ -122,6 +126,7 @@ struct _GstCuIpcSink
   guint consumer_timeout;
   gchar *allowed_users;
   gchar *allowed_groups;
+  guint stats_interval;
 
   /* object lock; set in start(), cleared in stop() */
   CudaIpcServer *server;
@@ -146,6 +151,9 @@ struct _GstCuIpcSink
   /* object lock: render()'s counters since start() */
   guint64 driver_calls;
   guint64 host_syncs;
+
+  /* posts the counters every stats-interval; start() to stop() */
+  CudaIpcTicker *ticker;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -221,6 +229,38 @@ static const CudaIpcServerCallbacks server_callbacks = {
   on_warning,
 };
 
+/* The counters (the stats property), with the object lock held. */
+static GstStructure *
+get_stats_locked (GstCuIpcSink * self)
+{
+  GstStructure *st;
+
+  if (self->server)
+    st = cudaipc_server_get_stats (self->server);
+  else if (self->last_stats)
+    st = gst_structure_copy (self->last_stats);
+  else
+    st = cudaipc_server_get_stats (NULL);
+  gst_structure_set (st, "driver-calls", G_TYPE_UINT64,
+      self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs, NULL);
+  return st;
+}
+
+/* The ticker's thread, every stats-interval from start() to stop(). */
+static void
+post_stats (gpointer user_data)
+{
+  GstCuIpcSink *self = user_data;
+  GstStructure *st;
+
+  GST_OBJECT_LOCK (self);
+  st = get_stats_locked (self);
+  GST_OBJECT_UNLOCK (self);
+  gst_structure_set_name (st, "cudaipcsink-stats");
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), st));
+}
+
 /* GObject */
 
 static void
@@ -265,6 +305,9 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     case PROP_ALLOWED_USERS:
       g_free (self->allowed_users);
       self->allowed_users = g_value_dup_string (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      self->stats_interval = g_value_get_uint (value);
       break;
     case PROP_ALLOWED_GROUPS:
       g_free (self->allowed_groups);
@@ -326,21 +369,12 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value,
           self->server ? cudaipc_server_get_n_clients (self->server) : 0);
       break;
-    case PROP_STATS:{
-      GstStructure *st;
-
-      if (self->server)
-        st = cudaipc_server_get_stats (self->server);
-      else if (self->last_stats)
-        st = gst_structure_copy (self->last_stats);
-      else
-        st = cudaipc_server_get_stats (NULL);
-      gst_structure_set (st, "driver-calls", G_TYPE_UINT64,
-          self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs,
-          NULL);
-      g_value_take_boxed (value, st);
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, self->stats_interval);
       break;
-    }
+    case PROP_STATS:
+      g_value_take_boxed (value, get_stats_locked (self));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -661,7 +695,7 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   CudaIpcServer *server;
   CudaIpcBackend backend;
   gint device_id;
-  guint mode, ring_size;
+  guint mode, ring_size, stats_interval;
 
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->socket_path);
@@ -735,8 +769,13 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   g_clear_pointer (&self->last_stats, gst_structure_free);
   self->driver_calls = 0;
   self->host_syncs = 0;
+  stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
+
+  if (stats_interval > 0)
+    self->ticker = cudaipc_ticker_new ("cudaipcsink-stats", stats_interval,
+        post_stats, self);
 
   GST_INFO_OBJECT (self, "listening on %s", path);
   return TRUE;
@@ -748,6 +787,9 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   CudaIpcServer *server;
   GstStructure *stats;
+
+  /* joined here: no tick runs from now on */
+  g_clear_pointer (&self->ticker, cudaipc_ticker_free);
 
   GST_OBJECT_LOCK (self);
   server = self->server;
@@ -1356,6 +1398,20 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSink:stats-interval:
+   *
+   * Every this many milliseconds while the sink runs (READY to PAUSED and
+   * up), post an element message "cudaipcsink-stats" whose fields are those
+   * of #GstCuIpcSink:stats, per-consumer counters included; 0 (the default)
+   * posts none. Read when the sink starts.
+   */
+  properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
+      "Stats interval", "Post a \"cudaipcsink-stats\" element message with "
+      "the stats every this many ms (0 = never)", 0, G_MAXUINT,
+      DEFAULT_STATS_INTERVAL,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSink:num-clients:
    *
    * Number of consumers connected that finished their handshake.
@@ -1419,4 +1475,5 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->full_timeout = DEFAULT_FULL_TIMEOUT;
   self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
   self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
+  self->stats_interval = DEFAULT_STATS_INTERVAL;
 }

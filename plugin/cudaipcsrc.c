@@ -44,6 +44,7 @@
 #include "cudaipcsrc.h"
 #include "client.h"
 #include "error.h"
+#include "ticker.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_src_debug
@@ -61,6 +62,7 @@ enum
   PROP_IS_LIVE,
   PROP_TIMESTAMP_MODE,
   PROP_CLIENT_NAME,
+  PROP_STATS_INTERVAL,
   PROP_STATS,
   N_PROPS
 };
@@ -73,6 +75,7 @@ enum
 #define DEFAULT_IS_LIVE TRUE
 #define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
 #define DEFAULT_CLIENT_NAME NULL
+#define DEFAULT_STATS_INTERVAL 0
 
 static GParamSpec *properties[N_PROPS];
 
@@ -93,6 +96,7 @@ struct _GstCuIpcSrc
   guint max_held;
   GstCuIpcSrcTimestampMode timestamp_mode;
   gchar *client_name;
+  guint stats_interval;
   GstCaps *offer;               /* what get_caps offers once caps are known */
   guint64 pushed;               /* frames pushed since start() */
 
@@ -107,6 +111,7 @@ struct _GstCuIpcSrc
   gboolean pushed_any;          /* a buffer went out since start() */
   gboolean segment_pending;     /* new_segment() since the last buffer */
   GQueue pending_events;        /* waiting for the next buffer */
+  CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
 };
 
 G_DEFINE_TYPE_WITH_CODE (GstCuIpcSrc, gst_cu_ipc_src, GST_TYPE_PUSH_SRC,
@@ -135,6 +140,8 @@ gst_cu_ipc_src_timestamp_mode_get_type (void)
   }
   return type;
 }
+
+static void post_stats (gpointer user_data);
 
 static GstCuIpcSrcTimestampMode
 get_timestamp_mode (GstCuIpcSrc * self)
@@ -532,6 +539,7 @@ static gboolean
 gst_cu_ipc_src_start (GstBaseSrc * bsrc)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
+  guint stats_interval;
 
   if (self->client == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
@@ -556,7 +564,16 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   self->segment_pending = FALSE;
   gst_clear_caps (&self->out_caps);
 
-  return gst_cu_ipc_src_open (self) == GST_FLOW_OK;
+  if (gst_cu_ipc_src_open (self) != GST_FLOW_OK)
+    return FALSE;
+
+  GST_OBJECT_LOCK (self);
+  stats_interval = self->stats_interval;
+  GST_OBJECT_UNLOCK (self);
+  if (stats_interval > 0)
+    self->ticker = cudaipc_ticker_new ("cudaipcsrc-stats", stats_interval,
+        post_stats, self);
+  return TRUE;
 }
 
 static gboolean
@@ -564,6 +581,8 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
 
+  /* joined here: no tick runs from now on */
+  g_clear_pointer (&self->ticker, cudaipc_ticker_free);
   if (self->client != NULL)
     cudaipc_client_disconnect (self->client, CUDAIPC_BYE_NORMAL,
         "the consumer stopped");
@@ -664,6 +683,18 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "driver-calls", G_TYPE_UINT64, cs.driver_calls, NULL);
 }
 
+/* The ticker's thread, every stats-interval from start() to stop(). */
+static void
+post_stats (gpointer user_data)
+{
+  GstCuIpcSrc *self = user_data;
+  GstStructure *st = gst_cu_ipc_src_get_stats (self);
+
+  gst_structure_set_name (st, "cudaipcsrc-stats");
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), st));
+}
+
 static void
 gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -704,6 +735,9 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     case PROP_CLIENT_NAME:
       g_free (self->client_name);
       self->client_name = g_value_dup_string (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      self->stats_interval = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -752,6 +786,9 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_CLIENT_NAME:
       g_value_set_string (value, self->client_name);
       break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, self->stats_interval);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -790,6 +827,7 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->max_held = DEFAULT_MAX_HELD;
   self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
   self->client_name = g_strdup (DEFAULT_CLIENT_NAME);
+  self->stats_interval = DEFAULT_STATS_INTERVAL;
 
   self->client = cudaipc_client_new (&err);
   if (self->client == NULL)
@@ -909,6 +947,20 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       "Client name",
       "Name given to the producer (NULL = cudaipcsrc-<pid>)",
       DEFAULT_CLIENT_NAME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:stats-interval:
+   *
+   * Every this many milliseconds while the source runs, post an element
+   * message "cudaipcsrc-stats" whose fields are those of
+   * #GstCuIpcSrc:stats; 0 (the default) posts none. Read when the source
+   * starts.
+   */
+  properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
+      "Stats interval", "Post a \"cudaipcsrc-stats\" element message with "
+      "the stats every this many ms (0 = never)", 0, G_MAXUINT,
+      DEFAULT_STATS_INTERVAL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
       GST_PARAM_MUTABLE_READY);
 
   /**

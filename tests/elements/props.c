@@ -2,7 +2,7 @@
 /*
  * elements suite: cudaipcsink and cudaipcsrc on their own: registration,
  * properties and their defaults, pad templates, state changes with the
- * host backend, and the errors a user sees for a missing driver, a missing
+ * host backend, the periodic stats messages, and the errors a user sees for a missing driver, a missing
  * producer or a socket path taken by a live producer.
  */
 #ifdef HAVE_CONFIG_H
@@ -15,6 +15,7 @@
 #include <glib/gstdio.h>
 #include <gst/base/gstbasesink.h>
 #include <gst/base/gstpushsrc.h>
+#include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
 #include "test-util.h"
@@ -76,11 +77,12 @@ GST_START_TEST (test_properties)
 {
   const gchar *sink_props[] = { "socket-path", "socket-mode", "backend",
     "device-id", "ring-size", "on-full", "full-timeout",
-    "wait-for-connection", "num-clients", "stats", NULL
+    "wait-for-connection", "consumer-timeout", "allowed-users",
+    "allowed-groups", "stats-interval", "num-clients", "stats", NULL
   };
   const gchar *src_props[] = { "socket-path", "device-id", "connect-timeout",
     "reconnect", "max-held", "is-live", "timestamp-mode", "client-name",
-    "stats", NULL
+    "stats-interval", "stats", NULL
   };
   GstElement *sink, *src;
   guint ring_size = 0, mode = 0, clients = 1;
@@ -248,6 +250,158 @@ GST_START_TEST (test_src_no_producer)
 
 GST_END_TEST;
 
+/* Waits up to 2 s for an element message named @name on @bus. */
+static GstStructure *
+wait_element_message (GstBus * bus, const gchar * name)
+{
+  gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 50 * GST_MSECOND,
+        GST_MESSAGE_ELEMENT | GST_MESSAGE_ERROR);
+    GstStructure *s;
+
+    if (msg == NULL)
+      continue;
+    fail_if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
+        "error while waiting for %s", name);
+    if (gst_message_has_name (msg, name)) {
+      s = gst_structure_copy (gst_message_get_structure (msg));
+      gst_message_unref (msg);
+      return s;
+    }
+    gst_message_unref (msg);
+  }
+  return NULL;
+}
+
+static guint64
+get_u64 (const GstStructure * s, const gchar * field)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "%s has no %s",
+      gst_structure_get_name (s), field);
+  return v;
+}
+
+static GstBuffer *
+small_frame (guint i)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, 64 * 64 * 3 / 2, NULL);
+
+  gst_buffer_memset (buf, 0, (guint8) i, 64 * 64 * 3 / 2);
+  GST_BUFFER_PTS (buf) = i * GST_MSECOND;
+  return buf;
+}
+
+GST_START_TEST (test_stats_messages)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  GstElement *prod, *cons, *appsrc, *sink, *src;
+  GstBus *pbus, *cbus;
+  GstStructure *st;
+  const GValue *clients;
+  guint n = 0;
+  gint64 deadline;
+
+  prod = gst_parse_launch ("appsrc name=in format=time caps=video/x-raw,"
+      "format=NV12,width=64,height=64,framerate=30/1 ! cudaipcsink name=sink "
+      "backend=host sync=false stats-interval=40", NULL);
+  fail_unless (prod != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (prod), "sink");
+  appsrc = gst_bin_get_by_name (GST_BIN (prod), "in");
+  g_object_set (sink, "socket-path", sock, NULL);
+  pbus = gst_element_get_bus (prod);
+  fail_unless (gst_element_set_state (prod, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  /* ticks come while the sink runs, before any consumer or frame */
+  st = wait_element_message (pbus, "cudaipcsink-stats");
+  fail_unless (st != NULL, "no cudaipcsink-stats message");
+  fail_unless_equals_int (get_u64 (st, "frames-published"), 0);
+  gst_structure_free (st);
+
+  cons = gst_parse_launch ("cudaipcsrc name=src stats-interval=40 "
+      "client-name=watcher ! fakesink sync=false", NULL);
+  fail_unless (cons != NULL);
+  src = gst_bin_get_by_name (GST_BIN (cons), "src");
+  g_object_set (src, "socket-path", sock, "connect-timeout", 2000, NULL);
+  cbus = gst_element_get_bus (cons);
+  fail_unless (gst_element_set_state (cons, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+
+  deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  while (n == 0 && g_get_monotonic_time () < deadline) {
+    g_object_get (sink, "num-clients", &n, NULL);
+    g_usleep (10 * 1000);
+  }
+  fail_unless_equals_int (n, 1);
+  for (guint i = 0; i < 5; i++)
+    fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (appsrc),
+            small_frame (i)), GST_FLOW_OK);
+
+  /* the sink's message carries the per-consumer counters */
+  deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  do {
+    st = wait_element_message (pbus, "cudaipcsink-stats");
+    fail_unless (st != NULL, "no cudaipcsink-stats message");
+    if (get_u64 (st, "frames-published") == 5)
+      break;
+    gst_structure_free (st);
+    st = NULL;
+  } while (g_get_monotonic_time () < deadline);
+  fail_unless (st != NULL, "the sink's messages never counted 5 frames");
+  clients = gst_structure_get_value (st, "client-stats");
+  fail_unless (clients != NULL);
+  fail_unless_equals_int (gst_value_array_get_size (clients), 1);
+  {
+    const GstStructure *c =
+        gst_value_get_structure (gst_value_array_get_value (clients, 0));
+
+    fail_unless_equals_string (gst_structure_get_string (c, "name"),
+        "watcher");
+    fail_unless_equals_int (get_u64 (c, "frames-sent"), 5);
+  }
+  gst_structure_free (st);
+
+  /* and the source's, its own */
+  deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  do {
+    st = wait_element_message (cbus, "cudaipcsrc-stats");
+    fail_unless (st != NULL, "no cudaipcsrc-stats message");
+    if (get_u64 (st, "frames-pushed") == 5)
+      break;
+    gst_structure_free (st);
+    st = NULL;
+  } while (g_get_monotonic_time () < deadline);
+  fail_unless (st != NULL, "the source's messages never counted 5 frames");
+  fail_unless_equals_int (get_u64 (st, "frames-received"), 5);
+  gst_structure_free (st);
+
+  /* stopped: no tick after the state change returned */
+  gst_element_set_state (cons, GST_STATE_NULL);
+  gst_element_set_state (prod, GST_STATE_NULL);
+  gst_bus_set_flushing (pbus, TRUE);
+  gst_bus_set_flushing (cbus, TRUE);
+  gst_bus_set_flushing (pbus, FALSE);
+  gst_bus_set_flushing (cbus, FALSE);
+  g_usleep (150 * 1000);
+  fail_if (gst_bus_have_pending (pbus), "a message after the sink stopped");
+  fail_if (gst_bus_have_pending (cbus), "a message after the source stopped");
+
+  gst_object_unref (pbus);
+  gst_object_unref (cbus);
+  gst_object_unref (appsrc);
+  gst_object_unref (sink);
+  gst_object_unref (src);
+  gst_object_unref (prod);
+  gst_object_unref (cons);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
 static Suite *
 props_suite (void)
 {
@@ -264,6 +418,7 @@ props_suite (void)
   tcase_add_test (tc, test_sink_without_driver);
   tcase_add_test (tc, test_sink_path_of_live_producer);
   tcase_add_test (tc, test_src_no_producer);
+  tcase_add_test (tc, test_stats_messages);
   return s;
 }
 
