@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Running ipc-node processes from a gst-check test: a socket in a temporary
- * folder (setup/teardown fixtures), spawning a node with its stdout and
- * stderr captured, waiting for it with a time limit, and reading the
- * "key=value" fields of the line it printed.
+ * Running ipc-node processes (or another program) from a gst-check test:
+ * a socket in a temporary folder (setup/teardown fixtures), spawning a node
+ * with its stdout and stderr captured, waiting for it with a time limit,
+ * and reading the "key=value" fields of the line it printed.
  */
 #pragma once
 
@@ -45,14 +45,31 @@ nodes_teardown (void)
   g_free (tmpdir);
 }
 
+/* Runs @argv (NULL-terminated) with its stdout and stderr captured. */
+static inline Node *
+spawn_argv (gchar ** argv)
+{
+  GError *err = NULL;
+  Node *n = g_new0 (Node, 1);
+
+  fail_unless (g_spawn_async_with_pipes (NULL, argv, NULL,
+          G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &n->pid, NULL, &n->out_fd,
+          &n->err_fd, &err), "spawn %s: %s", argv[0],
+      err ? err->message : "");
+  fcntl (n->out_fd, F_SETFL, O_NONBLOCK);
+  fcntl (n->err_fd, F_SETFL, O_NONBLOCK);
+  n->out = g_string_new (NULL);
+  n->err = g_string_new (NULL);
+  return n;
+}
+
 static inline Node *
 spawn_node (const gchar * role, const gchar * first, ...)
 {
   const gchar *node = g_getenv ("CUDAIPC_IPC_NODE");
   GPtrArray *argv = g_ptr_array_new ();
-  GError *err = NULL;
-  Node *n = g_new0 (Node, 1);
   const gchar *arg;
+  Node *n;
   va_list ap;
 
   fail_unless (node != NULL, "CUDAIPC_IPC_NODE is not set");
@@ -64,14 +81,8 @@ spawn_node (const gchar * role, const gchar * first, ...)
     g_ptr_array_add (argv, (gpointer) arg);
   va_end (ap);
   g_ptr_array_add (argv, NULL);
-  fail_unless (g_spawn_async_with_pipes (NULL, (gchar **) argv->pdata, NULL,
-          G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &n->pid, NULL, &n->out_fd,
-          &n->err_fd, &err), "spawn: %s", err ? err->message : "");
+  n = spawn_argv ((gchar **) argv->pdata);
   g_ptr_array_free (argv, TRUE);
-  fcntl (n->out_fd, F_SETFL, O_NONBLOCK);
-  fcntl (n->err_fd, F_SETFL, O_NONBLOCK);
-  n->out = g_string_new (NULL);
-  n->err = g_string_new (NULL);
   return n;
 }
 
