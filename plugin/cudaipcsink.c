@@ -41,7 +41,6 @@
 #endif
 
 #include <grp.h>
-#include <gmodule.h>
 #include <pwd.h>
 #include <string.h>
 
@@ -52,6 +51,7 @@
 #include "cuda-loader.h"
 #include "device.h"
 #include "error.h"
+#include "gstcuda.h"
 #include "server.h"
 #include "ticker.h"
 
@@ -618,31 +618,6 @@ release_stream (GstCuIpcSink * self)
   drop_pending (self);
 }
 
-typedef gpointer (*GetHandleFunc) (gpointer cuda_context);
-
-/* gst_cuda_context_get_handle() of libgstcuda, which nvcodec loaded into
- * this process along with the GstCudaMemory it hands us; NULL without. */
-static GetHandleFunc
-cuda_context_get_handle_func (void)
-{
-  static GetHandleFunc func;
-  static gsize once = 0;
-
-  if (g_once_init_enter (&once)) {
-    GModule *module = g_module_open ("libgstcuda-1.0.so.0",
-        G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
-    gpointer sym = NULL;
-
-    /* resident like the library nvcodec itself holds */
-    if (module && g_module_symbol (module, "gst_cuda_context_get_handle",
-            &sym))
-      g_module_make_resident (module);
-    func = (GetHandleFunc) sym;
-    g_once_init_leave (&once, 1);
-  }
-  return func;
-}
-
 /* With the first frame: when it is nvcodec's CUDA memory of our device,
  * make the copies run in the context it was allocated in (see
  * cudaipc_device_use_context()); only before the first ring exists. */
@@ -650,7 +625,6 @@ static void
 adopt_upstream_context (GstCuIpcSink * self, GstBuffer * buf)
 {
   GstMemory *mem = gst_buffer_peek_memory (buf, 0);
-  GetHandleFunc get_handle;
   GObject *uctx;
   guint device_id = G_MAXUINT;
   CUcontext ctx;
@@ -659,17 +633,17 @@ adopt_upstream_context (GstCuIpcSink * self, GstBuffer * buf)
   if (self->stream == NULL || !gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME)
       || cudaipc_server_get_generation (self->server) != 0)
     return;
-  get_handle = cuda_context_get_handle_func ();
   /* GstCudaMemory: a GstMemory, then its GstCudaContext (public layout) */
   uctx = ((GObject **) (((GstMemory *) mem) + 1))[0];
-  if (get_handle == NULL || uctx == NULL || !G_IS_OBJECT (uctx) ||
+  if (uctx == NULL || !G_IS_OBJECT (uctx) ||
       !g_object_class_find_property (G_OBJECT_GET_CLASS (uctx),
           "cuda-device-id"))
     return;
   g_object_get (uctx, "cuda-device-id", &device_id, NULL);
   if (device_id != (guint) cudaipc_device_get_ordinal (self->dev))
     return;
-  ctx = get_handle (uctx);
+  /* nvcodec loaded libgstcuda into this process with the memory */
+  ctx = cudaipc_gstcuda_context_handle (uctx);
   if (ctx == NULL)
     return;
 

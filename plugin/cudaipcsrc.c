@@ -44,6 +44,7 @@
 #include "cudaipcsrc.h"
 #include "client.h"
 #include "error.h"
+#include "gstcuda.h"
 #include "ticker.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
@@ -63,6 +64,7 @@ enum
   PROP_TIMESTAMP_MODE,
   PROP_CLIENT_NAME,
   PROP_STATS_INTERVAL,
+  PROP_OUTPUT_MEMORY,
   PROP_STATS,
   N_PROPS
 };
@@ -76,6 +78,10 @@ enum
 #define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
 #define DEFAULT_CLIENT_NAME NULL
 #define DEFAULT_STATS_INTERVAL 0
+#define DEFAULT_OUTPUT_MEMORY GST_CU_IPC_SRC_OUTPUT_AUTO
+
+/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
+#define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
 static GParamSpec *properties[N_PROPS];
 
@@ -97,6 +103,7 @@ struct _GstCuIpcSrc
   GstCuIpcSrcTimestampMode timestamp_mode;
   gchar *client_name;
   guint stats_interval;
+  GstCuIpcSrcOutputMemory output_memory;
   GstCaps *offer;               /* what get_caps offers once caps are known */
   guint64 pushed;               /* frames pushed since start() */
 
@@ -112,6 +119,13 @@ struct _GstCuIpcSrc
   gboolean segment_pending;     /* new_segment() since the last buffer */
   GQueue pending_events;        /* waiting for the next buffer */
   CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
+
+  /* nvcodec interop: the pipeline's GstCudaContext (object lock: queries
+   * read it from any thread), and the output into GstCudaMemory that
+   * decide_allocation() chose for the current caps (streaming thread) */
+  GObject *cuda_ctx;
+  CudaIpcGstCudaOut *cuda_out;
+  const gchar *output;          /* object lock: what cuda_out does */
 };
 
 G_DEFINE_TYPE_WITH_CODE (GstCuIpcSrc, gst_cu_ipc_src, GST_TYPE_PUSH_SRC,
@@ -136,6 +150,28 @@ gst_cu_ipc_src_timestamp_mode_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstCuIpcSrcTimestampMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_cu_ipc_src_output_memory_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CU_IPC_SRC_OUTPUT_AUTO,
+          "GstCudaMemory where downstream offers a CUDA buffer pool, else "
+          "the imported slot", "auto"},
+    {GST_CU_IPC_SRC_OUTPUT_IMPORTED,
+        "Always the imported slot, no copy", "imported"},
+    {GST_CU_IPC_SRC_OUTPUT_GST_CUDA,
+        "Always nvcodec's GstCudaMemory", "gst-cuda"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSrcOutputMemory", values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -298,9 +334,13 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
 {
   if (self->out_caps == caps)
     return GST_FLOW_OK;
-  if (!apply_caps (self, caps))
-    return GST_FLOW_NOT_NEGOTIATED;
+  /* negotiate() applies them, then basesrc asks downstream about
+   * allocation for them (decide_allocation) */
   gst_caps_replace (&self->out_caps, caps);
+  if (!gst_base_src_negotiate (GST_BASE_SRC (self))) {
+    gst_clear_caps (&self->out_caps);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
   return GST_FLOW_OK;
 }
 
@@ -523,6 +563,19 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return ret;
   }
 
+  if (self->cuda_out != NULL) {
+    g_autoptr (GError) err = NULL;
+
+    buf = cudaipc_gstcuda_out_convert (self->cuda_out, buf, &err);
+    if (buf == NULL) {
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+          ("Could not hand a frame downstream as GstCudaMemory: %s",
+              err->message), ("set output-memory=imported to push the "
+              "imported slot instead"));
+      return GST_FLOW_ERROR;
+    }
+  }
+
   flush_events_to_basesrc (self);
   self->pushed_any = TRUE;
   self->segment_pending = FALSE;
@@ -583,6 +636,10 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
 
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
+  g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
+  GST_OBJECT_LOCK (self);
+  g_clear_object (&self->cuda_ctx);
+  GST_OBJECT_UNLOCK (self);
   if (self->client != NULL)
     cudaipc_client_disconnect (self->client, CUDAIPC_BYE_NORMAL,
         "the consumer stopped");
@@ -650,13 +707,161 @@ gst_cu_ipc_src_negotiate (GstBaseSrc * bsrc)
   return apply_caps (self, self->out_caps);
 }
 
-/* Frames live in imported slots: no pool is ever used. */
+/* The stats' "output" */
+#define OUTPUT_IMPORTED "imported"
+#define OUTPUT_WRAPPED "gst-cuda-wrapped"
+#define OUTPUT_COPIED "gst-cuda-copied"
+
+static void
+set_output (GstCuIpcSrc * self, const gchar * output)
+{
+  GST_OBJECT_LOCK (self);
+  self->output = output;
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* Chooses the memory frames of the caps being negotiated go out in:
+ * with CUDA memory caps, nvcodec's GstCudaMemory when output-memory asks
+ * for it or, with "auto", when downstream offers a CUDA buffer pool (it
+ * works on GstCudaMemory); else the imported slot itself. basesrc's own
+ * pool is never used: frames are made in create(). */
 static gboolean
 gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
 {
-  while (gst_query_get_n_allocation_pools (query) > 0)
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
+  g_autoptr (GstBufferPool) cuda_pool = NULL;
+  g_autoptr (GError) err = NULL;
+  GstCuIpcSrcOutputMemory mode;
+  GstCaps *caps = NULL;
+  GstCapsFeatures *features;
+  GObject *ctx = NULL;
+  guint min_buffers = 0;
+  gboolean want;
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  mode = self->output_memory;
+  device_id = self->device_id;
+  GST_OBJECT_UNLOCK (self);
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  features = caps ? gst_caps_get_features (caps, 0) : NULL;
+  want = self->backend == CUDAIPC_BACKEND_CUDA && features != NULL &&
+      gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) &&
+      mode != GST_CU_IPC_SRC_OUTPUT_IMPORTED;
+
+  while (gst_query_get_n_allocation_pools (query) > 0) {
+    GstBufferPool *pool = NULL;
+    guint min = 0;
+
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, &min, NULL);
+    if (want && cuda_pool == NULL && cudaipc_gstcuda_is_pool (pool)) {
+      cuda_pool = g_steal_pointer (&pool);
+      min_buffers = min;
+    }
+    gst_clear_object (&pool);
     gst_query_remove_nth_allocation_pool (query, 0);
+  }
+
+  g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
+  set_output (self, OUTPUT_IMPORTED);
+  if (!want || (mode == GST_CU_IPC_SRC_OUTPUT_AUTO && cuda_pool == NULL)) {
+    GST_DEBUG_OBJECT (self, "frames go out in the imported slots");
+    return TRUE;
+  }
+
+  GST_OBJECT_LOCK (self);
+  if (self->cuda_ctx)
+    ctx = g_object_ref (self->cuda_ctx);
+  GST_OBJECT_UNLOCK (self);
+  if (!cudaipc_gstcuda_ensure_context (GST_ELEMENT (self), device_id, &ctx)) {
+    g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
+        "no GstCudaContext for device %d (is GStreamer's CUDA library, "
+        "libgstcuda-1.0, installed?)", device_id);
+  } else {
+    GST_OBJECT_LOCK (self);
+    if (self->cuda_ctx != ctx) {
+      g_clear_object (&self->cuda_ctx);
+      self->cuda_ctx = g_object_ref (ctx);
+    }
+    GST_OBJECT_UNLOCK (self);
+    /* downstream's pool is used only where frames cannot be wrapped */
+    self->cuda_out = cudaipc_gstcuda_out_new (ctx, caps,
+        cudaipc_gstcuda_can_wrap ()? NULL : cuda_pool, MAX (min_buffers, 2),
+        &err);
+  }
+  g_clear_object (&ctx);
+
+  if (self->cuda_out == NULL) {
+    if (mode == GST_CU_IPC_SRC_OUTPUT_GST_CUDA) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("output-memory=gst-cuda, but frames cannot be handed downstream "
+              "as GstCudaMemory: %s", err->message), (NULL));
+      return FALSE;
+    }
+    GST_INFO_OBJECT (self, "frames go out in the imported slots: %s",
+        err->message);
+    return TRUE;
+  }
+  set_output (self, cudaipc_gstcuda_out_wraps (self->cuda_out) ?
+      OUTPUT_WRAPPED : OUTPUT_COPIED);
+  GST_INFO_OBJECT (self, "frames go out as GstCudaMemory (%s)",
+      cudaipc_gstcuda_out_wraps (self->cuda_out) ? "wrapped, no copy" :
+      "copied into a CUDA buffer pool");
   return TRUE;
+}
+
+static void
+gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
+{
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (element);
+
+  /* only a CUDA context can concern us: nothing else loads libgstcuda */
+  if (g_strcmp0 (gst_context_get_context_type (context),
+          CUDA_CONTEXT_TYPE) == 0) {
+    GObject *ctx = NULL;
+    gint device_id;
+
+    GST_OBJECT_LOCK (self);
+    device_id = self->device_id;
+    if (self->cuda_ctx)
+      ctx = g_object_ref (self->cuda_ctx);
+    GST_OBJECT_UNLOCK (self);
+    if (cudaipc_gstcuda_handle_set_context (element, context, device_id,
+            &ctx)) {
+      GST_OBJECT_LOCK (self);
+      if (self->cuda_ctx != ctx) {
+        g_clear_object (&self->cuda_ctx);
+        self->cuda_ctx = ctx ? g_object_ref (ctx) : NULL;
+      }
+      GST_OBJECT_UNLOCK (self);
+    }
+    g_clear_object (&ctx);
+  }
+  GST_ELEMENT_CLASS (gst_cu_ipc_src_parent_class)->set_context (element,
+      context);
+}
+
+static gboolean
+gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
+{
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
+    GObject *ctx = NULL;
+    gboolean handled;
+
+    GST_OBJECT_LOCK (self);
+    if (self->cuda_ctx)
+      ctx = g_object_ref (self->cuda_ctx);
+    GST_OBJECT_UNLOCK (self);
+    handled = ctx != NULL &&
+        cudaipc_gstcuda_handle_context_query (GST_ELEMENT (self), query, ctx);
+    g_clear_object (&ctx);
+    if (handled)
+      return TRUE;
+  }
+  return GST_BASE_SRC_CLASS (gst_cu_ipc_src_parent_class)->query (bsrc, query);
 }
 
 /* GObject */
@@ -665,12 +870,14 @@ static GstStructure *
 gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
 {
   CudaIpcClientStats cs = { 0, };
+  const gchar *output;
   guint64 pushed;
 
   if (self->client != NULL)
     cudaipc_client_get_stats (self->client, &cs);
   GST_OBJECT_LOCK (self);
   pushed = self->pushed;
+  output = self->output;
   GST_OBJECT_UNLOCK (self);
   return gst_structure_new ("application/x-cudaipcsrc-stats",
       "frames-received", G_TYPE_UINT64, cs.received,
@@ -680,7 +887,8 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "held", G_TYPE_UINT, cs.held,
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
-      "driver-calls", G_TYPE_UINT64, cs.driver_calls, NULL);
+      "driver-calls", G_TYPE_UINT64, cs.driver_calls,
+      "output", G_TYPE_STRING, output, NULL);
 }
 
 /* The ticker's thread, every stats-interval from start() to stop(). */
@@ -739,6 +947,9 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     case PROP_STATS_INTERVAL:
       self->stats_interval = g_value_get_uint (value);
       break;
+    case PROP_OUTPUT_MEMORY:
+      self->output_memory = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -789,6 +1000,9 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_STATS_INTERVAL:
       g_value_set_uint (value, self->stats_interval);
       break;
+    case PROP_OUTPUT_MEMORY:
+      g_value_set_enum (value, self->output_memory);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -828,6 +1042,8 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
   self->client_name = g_strdup (DEFAULT_CLIENT_NAME);
   self->stats_interval = DEFAULT_STATS_INTERVAL;
+  self->output_memory = DEFAULT_OUTPUT_MEMORY;
+  self->output = OUTPUT_IMPORTED;
 
   self->client = cudaipc_client_new (&err);
   if (self->client == NULL)
@@ -964,6 +1180,25 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSrc:output-memory:
+   *
+   * The memory frames go downstream in when the caps are
+   * video/x-raw(memory:CUDAMemory). "imported": the imported slot itself,
+   * no copy (GST_MAP_CUDA gives its device pointer). "gst-cuda": nvcodec's
+   * GstCudaMemory, as nvcodec's own elements expect, from GStreamer's CUDA
+   * library (libgstcuda-1.0): with GStreamer >= 1.24 the slot is wrapped,
+   * no copy; with 1.22 each frame is copied on the GPU into a CUDA buffer
+   * pool (downstream's when it offers one) and the slot is released at
+   * once. "auto" (the default): GstCudaMemory where downstream offers a
+   * CUDA buffer pool in the allocation query (nvcodec's elements do),
+   * the imported slot otherwise (appsink, fakesink, other elements).
+   */
+  properties[PROP_OUTPUT_MEMORY] = g_param_spec_enum ("output-memory",
+      "Output memory", "The memory frames in CUDA memory caps go out in",
+      GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY, DEFAULT_OUTPUT_MEMORY,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSrc:stats:
    *
    * Counters, as an "application/x-cudaipcsrc-stats" structure:
@@ -974,7 +1209,10 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    * imports (slots imported on the current connection), all guint; and
    * driver-calls (guint64 since start): CUDA driver calls made on the
    * per-frame path, one interprocess event wait per frame (cuda backend)
-   * plus one context push on a streaming thread's first frame.
+   * plus one context push on a streaming thread's first frame; and output
+   * (string): what frames go out in, "imported" (the slot itself),
+   * "gst-cuda-wrapped" or "gst-cuda-copied" (see
+   * #GstCuIpcSrc:output-memory).
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frame counters", GST_TYPE_STRUCTURE,
@@ -996,7 +1234,10 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   basesrc_class->negotiate = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_negotiate);
   basesrc_class->decide_allocation =
       GST_DEBUG_FUNCPTR (gst_cu_ipc_src_decide_allocation);
+  basesrc_class->query = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_query);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_set_context);
   pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_create);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY, 0);
 }

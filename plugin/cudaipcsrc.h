@@ -18,7 +18,9 @@
  * CudaIpcClient (gst/client.h) that the element owns for its lifetime; its
  * contract says who owns each fd, slot and frame. The element decides
  * about reconnecting and errors, negotiates caps, builds buffers (memory,
- * GstVideoMeta, timestamps) and pushes events.
+ * GstVideoMeta, timestamps) and pushes events. Where downstream works on
+ * nvcodec's GstCudaMemory, a CudaIpcGstCudaOut (gst/gstcuda.h), made in
+ * decide_allocation() for the caps negotiated, turns each frame into one.
  */
 #pragma once
 
@@ -39,6 +41,19 @@ typedef enum
 #define GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE \
   (gst_cu_ipc_src_timestamp_mode_get_type ())
 GType gst_cu_ipc_src_timestamp_mode_get_type (void);
+
+/* GstCuIpcSrcOutputMemory: the memory frames go downstream in, with
+ * CUDA memory caps (docs/elements.md). */
+typedef enum
+{
+  GST_CU_IPC_SRC_OUTPUT_AUTO = 0,
+  GST_CU_IPC_SRC_OUTPUT_IMPORTED = 1,
+  GST_CU_IPC_SRC_OUTPUT_GST_CUDA = 2,
+} GstCuIpcSrcOutputMemory;
+
+#define GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY \
+  (gst_cu_ipc_src_output_memory_get_type ())
+GType gst_cu_ipc_src_output_memory_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
 

@@ -19,7 +19,9 @@
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
- *      elapsed_us=T".
+ *      warnings=W ok=O output=M elapsed_us=T", where M is what the
+ *     source's frames went out in: 0 its imported slots, 1 GstCudaMemory
+ *     copies, 2 wrapped GstCudaMemory.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
@@ -417,6 +419,8 @@ run_consumer (const gchar * socket_path)
   guint64 first = G_MAXUINT64, last = 0;
   gint64 t0 = 0, t1 = 0;
   gboolean ok = TRUE;
+  GstStructure *stats = NULL;
+  const gchar *output;
   gchar *desc;
 
   desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" ! %s "
@@ -479,11 +483,16 @@ run_consumer (const gchar * socket_path)
       recheck_bad++;
     gst_sample_unref (old);
   }
+  g_object_get (src, "stats", &stats, NULL);
+  output = gst_structure_get_string (stats, "output");
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
-      "elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
-      first == G_MAXUINT64 ? 0 : first, last, g_atomic_int_get (&n_warnings),
-      ok, t1 - t0);
+      "output=%d elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps,
+      recheck_bad, first == G_MAXUINT64 ? 0 : first, last,
+      g_atomic_int_get (&n_warnings), ok,
+      g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
+      g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0, t1 - t0);
+  gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
   gst_element_set_state (pipeline, GST_STATE_NULL);

@@ -51,6 +51,8 @@ GST_START_TEST (test_bit_exact_frames)
   fail_unless_equals_uint64 (field (c, "bad"), 0);
   fail_unless_equals_uint64 (field (c, "first"), 0);
   fail_unless_equals_uint64 (field (c, "last"), 59);
+  /* appsink offers no CUDA pool: the imported slots go out */
+  fail_unless_equals_uint64 (field (c, "output"), 0);
   node_free (p);
   node_free (c);
 }
@@ -175,6 +177,48 @@ GST_START_TEST (test_cuda_memory_both_ends)
 }
 
 GST_END_TEST;
+
+/* nvcodec's GstCudaMemory out of the source (GStreamer 1.22: a copy into a
+ * CUDA buffer pool; >= 1.24: the slot wrapped), read back by cudadownload;
+ * and the imported slot itself into cudadownload */
+static void
+run_download (const gchar * output_memory, guint64 expect_output)
+{
+  g_autofree gchar *props = g_strdup_printf ("output-memory=%s",
+      output_memory);
+  Node *c, *p;
+
+  c = spawn_node ("consumer", "--download", "--src", props, NULL);
+  p = spawn_node ("producer", "--frames", "60", "--width", "1280",
+      "--height", "720", "--clients", "1", "--sink", "backend=cuda", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (c, "frames"), 60);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  if (expect_output == 0) {
+    fail_unless_equals_uint64 (field (c, "output"), 0);
+  } else {
+    fail_unless (field (c, "output") != 0, "frames went out in the slots");
+  }
+  node_free (p);
+  node_free (c);
+}
+
+GST_START_TEST (test_gst_cuda_memory_out)
+{
+  run_download ("gst-cuda", 1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_imported_memory_out)
+{
+  run_download ("imported", 0);
+}
+
+GST_END_TEST;
 #endif
 
 static Suite *
@@ -193,6 +237,8 @@ ipc_suite (void)
   tcase_add_test (tc, test_on_full_drop);
 #ifdef CUDAIPC_TEST_GPU
   tcase_add_test (tc, test_cuda_memory_both_ends);
+  tcase_add_test (tc, test_gst_cuda_memory_out);
+  tcase_add_test (tc, test_imported_memory_out);
 #endif
   return s;
 }

@@ -82,7 +82,7 @@ GST_START_TEST (test_properties)
   };
   const gchar *src_props[] = { "socket-path", "device-id", "connect-timeout",
     "reconnect", "max-held", "is-live", "timestamp-mode", "client-name",
-    "stats-interval", "stats", NULL
+    "stats-interval", "output-memory", "stats", NULL
   };
   GstElement *sink, *src;
   guint ring_size = 0, mode = 0, clients = 1;

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * GStreamer's own CUDA library (libgstcuda-1.0, GStreamer 1.22 and newer),
+ * bound at run time, and the consumer's output into it: frames handed to
+ * nvcodec's elements as real GstCudaMemory.
+ *
+ * Nothing here needs libgstcuda, its headers or the CUDA toolkit to build:
+ * the library is opened with GModule the first time it is asked for, its
+ * few functions are looked up, and every object of it is a GObject here.
+ * Where it is missing (GStreamer 1.20, or no nvcodec installed) or cannot
+ * load the driver, cudaipc_gstcuda_load() is FALSE and the consumer pushes
+ * its own memory, as always.
+ *
+ * Two ways into GstCudaMemory, picked by what the library offers:
+ *  - GStreamer >= 1.24 (gst_cuda_allocator_alloc_wrapped): the frame's
+ *    device memory is wrapped, no copy; the wrapper holds the frame (and so
+ *    its slot) until downstream lets go of it, and is read-only.
+ *  - GStreamer 1.22: one device-to-device copy per plane into a buffer of a
+ *    GstCudaBufferPool (downstream's, or one of ours), on a stream of the
+ *    pool's CUDA context, finished before the buffer is pushed; the frame,
+ *    and its slot, are released at once.
+ *
+ * Threads: load() and the context helpers from any thread; a
+ * CudaIpcGstCudaOut belongs to the streaming thread that made it.
+ *
+ * Ownership: contexts are GstCudaContext objects, passed as GObject and
+ * reffed as such; an out holds a reference on its context and its pool.
+ * convert() takes the frame it is given.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+G_BEGIN_DECLS
+
+/* Opens libgstcuda-1.0 and its driver once per process; FALSE (and a
+ * debug line saying why) where it cannot. */
+gboolean cudaipc_gstcuda_load (void);
+/* gst_cuda_allocator_alloc_wrapped() exists (GStreamer >= 1.24). */
+gboolean cudaipc_gstcuda_can_wrap (void);
+
+/* gst_cuda_context_get_handle(): the CUcontext of a GstCudaContext, or
+ * NULL when @ctx is none or the library is missing. Needs no load(): for
+ * a process where nvcodec already loaded the library. */
+gpointer cudaipc_gstcuda_context_handle (GObject * ctx);
+
+/* gst_cuda_ensure_element_context(): the GstCudaContext of device
+ * @device_id shared with the pipeline (asked of neighbours, else made and
+ * announced). *@ctx is kept when it is already set. */
+gboolean cudaipc_gstcuda_ensure_context (GstElement * element,
+    gint device_id, GObject ** ctx);
+/* gst_cuda_handle_set_context() and gst_cuda_handle_context_query(), for
+ * an element's set_context and query: TRUE when handled. */
+gboolean cudaipc_gstcuda_handle_set_context (GstElement * element,
+    GstContext * context, gint device_id, GObject ** ctx);
+gboolean cudaipc_gstcuda_handle_context_query (GstElement * element,
+    GstQuery * query, GObject * ctx);
+
+/* @pool is a GstCudaBufferPool (loads nothing). */
+gboolean cudaipc_gstcuda_is_pool (GstBufferPool * pool);
+
+typedef struct _CudaIpcGstCudaOut CudaIpcGstCudaOut;
+
+/* For frames of @caps (video/x-raw(memory:CUDAMemory)) on @ctx: wraps
+ * where the library can (and @pool is NULL), else copies into @pool, or
+ * into a pool of its own when @pool is NULL. @min_buffers: buffers the
+ * pool keeps. NULL with a GError when the pool cannot be set up. */
+CudaIpcGstCudaOut *cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps,
+    GstBufferPool * pool, guint min_buffers, GError ** error);
+void cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out);
+/* The pool frames are copied into, NULL when they are wrapped. */
+GstBufferPool *cudaipc_gstcuda_out_get_pool (CudaIpcGstCudaOut * out);
+/* Whether frames are wrapped (no copy). */
+gboolean cudaipc_gstcuda_out_wraps (CudaIpcGstCudaOut * out);
+
+/* Takes @frame (one memory of ours over a slot of the cuda backend, its
+ * planes per its GstVideoMeta) and returns a buffer of
+ * GstCudaMemory with the same pixels, timestamps, offsets and flags.
+ * NULL with a GError (CUDAIPC_ERROR_CUDA) when a copy fails; @frame is
+ * released either way. */
+GstBuffer *cudaipc_gstcuda_out_convert (CudaIpcGstCudaOut * out,
+    GstBuffer * frame, GError ** error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcGstCudaOut, cudaipc_gstcuda_out_free);
+
+G_END_DECLS
