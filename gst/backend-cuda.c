@@ -270,6 +270,35 @@ cuda_mem_info (CudaIpcDevice * dev, guint64 * free_bytes,
   return TRUE;
 }
 
+static gboolean
+cuda_find_peer (CudaIpcDevice * dev, const guint8 uuid[CUDAIPC_UUID_LEN],
+    gint * ordinal, gboolean * can_access)
+{
+  int count = 0;
+
+  if (CU->DeviceGetCount (&count) != CUDA_SUCCESS)
+    return FALSE;
+  for (int i = 0; i < count; i++) {
+    CUdevice d;
+    CUuuid u;
+    int can = 0;
+
+    if (CU->DeviceGet (&d, i) != CUDA_SUCCESS ||
+        CU->DeviceGetUuid (&u, d) != CUDA_SUCCESS ||
+        memcmp (u.bytes, uuid, CUDAIPC_UUID_LEN) != 0)
+      continue;
+    /* VMM mappings need no context-level peer enabling: the capability is
+     * what cuMemSetAccess for @dev on the other device's memory needs */
+    if (d != dev->cu_device &&
+        CU->DeviceCanAccessPeer (&can, dev->cu_device, d) != CUDA_SUCCESS)
+      can = 0;
+    *ordinal = i;
+    *can_access = d == dev->cu_device || can != 0;
+    return TRUE;
+  }
+  return FALSE;
+}
+
 const CudaIpcBackendOps cudaipc_backend_cuda = {
   .open = cuda_open,
   .close = cuda_close,
@@ -286,4 +315,5 @@ const CudaIpcBackendOps cudaipc_backend_cuda = {
   .write = cuda_write,
   .read = cuda_read,
   .mem_info = cuda_mem_info,
+  .find_peer = cuda_find_peer,
 };

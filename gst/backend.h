@@ -60,6 +60,10 @@ struct _CudaIpcBackendOps
       gsize size, GError ** error);
   gboolean (*mem_info) (CudaIpcDevice * dev, guint64 * free_bytes,
       guint64 * total_bytes, GError ** error);
+  /* May be NULL (no devices of another kind to look for). */
+  gboolean (*find_peer) (CudaIpcDevice * dev,
+      const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal,
+      gboolean * can_access);
 };
 
 extern const CudaIpcBackendOps cudaipc_backend_host;

@@ -86,6 +86,43 @@ refusal_code (guint32 reason)
   }
 }
 
+/* The producer's ring is on another GPU than @dev (@device_id): NULL when
+ * this consumer can and may read it in place through peer access, else why
+ * not, for the user. */
+static gchar *
+other_gpu_refusal (CudaIpcClient * client, CudaIpcDevice * dev,
+    gint device_id, const guint8 producer_uuid[CUDAIPC_UUID_LEN],
+    guint32 producer_caps)
+{
+  g_autofree gchar *theirs = uuid_to_string (producer_uuid);
+  g_autofree gchar *ours = NULL;
+  gboolean can_access = FALSE;
+  gint ordinal = -1;
+  guint8 uuid[CUDAIPC_UUID_LEN];
+
+  cudaipc_device_get_uuid (dev, uuid);
+  ours = uuid_to_string (uuid);
+  if (!cudaipc_device_find_peer (dev, producer_uuid, &ordinal, &can_access))
+    return g_strdup_printf ("the producer's GPU %s is not this consumer's "
+        "device %d (%s), and this process does not see it (check "
+        "CUDA_VISIBLE_DEVICES and the GPUs given to the container)", theirs,
+        device_id, ours);
+  if (!g_atomic_int_get (&client->peer_access))
+    return g_strdup_printf ("the producer's GPU %s is this process's device "
+        "%d, not this consumer's device %d (%s): set device-id=%d, or allow "
+        "peer access", theirs, ordinal, device_id, ours, ordinal);
+  if (!can_access)
+    return g_strdup_printf ("the producer's GPU %s is this process's device "
+        "%d, which this consumer's device %d (%s) cannot access as a peer: "
+        "set device-id=%d", theirs, ordinal, device_id, ours, ordinal);
+  if (!(producer_caps & CUDAIPC_CAP_PEER))
+    return g_strdup_printf ("the producer's GPU %s is this process's device "
+        "%d, not this consumer's device %d (%s), and the producer takes no "
+        "consumers on other GPUs: set device-id=%d", theirs, ordinal,
+        device_id, ours, ordinal);
+  return NULL;
+}
+
 /* Checks the producer's HELLO in @msg, opens its backend and answers;
  * on a mismatch sends BYE and fails. @ret is what recv_msg() gave. */
 static gboolean
@@ -98,6 +135,7 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   CudaIpcDevice *dev;
   CudaIpcMsg hello;
   guint8 uuid[CUDAIPC_UUID_LEN];
+  gboolean peer = FALSE;
 
   if (ret == -EPROTONOSUPPORT && msg->type == CUDAIPC_MSG_HELLO) {
     g_autofree gchar *text =
@@ -153,16 +191,17 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   cudaipc_device_get_uuid (dev, uuid);
   if (msg->u.hello.backend == CUDAIPC_BACKEND_CUDA &&
       memcmp (uuid, msg->u.hello.uuid, CUDAIPC_UUID_LEN) != 0) {
-    g_autofree gchar *producer_uuid = uuid_to_string (msg->u.hello.uuid);
-    g_autofree gchar *our_uuid = uuid_to_string (uuid);
-    g_autofree gchar *text = g_strdup_printf ("the producer's GPU %s is not "
-        "this consumer's device %d (%s)", producer_uuid, device_id, our_uuid);
+    g_autofree gchar *text = other_gpu_refusal (client, dev, device_id,
+        msg->u.hello.uuid, msg->u.hello.caps);
 
-    cudaipc_client_send_bye (conn, CUDAIPC_BYE_DEVICE, text);
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_DEVICE_MISMATCH, "%s",
-        text);
-    cudaipc_device_unref (dev);
-    return FALSE;
+    if (text != NULL) {
+      cudaipc_client_send_bye (conn, CUDAIPC_BYE_DEVICE, text);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_DEVICE_MISMATCH, "%s",
+          text);
+      cudaipc_device_unref (dev);
+      return FALSE;
+    }
+    peer = TRUE;
   }
 
   cudaipc_msg_init (&hello, CUDAIPC_MSG_HELLO);
@@ -172,6 +211,8 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   /* interprocess events, unless they failed on this client before */
   hello.u.hello.caps = msg->u.hello.backend == CUDAIPC_BACKEND_CUDA &&
       !client->events_failed ? CUDAIPC_CAP_EVENTS : 0;
+  if (peer)
+    hello.u.hello.caps |= CUDAIPC_CAP_PEER;
   hello.u.hello.pid = (guint32) getpid ();
   hello.u.hello.name = name;
   ret = cudaipc_conn_send (conn, &hello);
@@ -189,6 +230,10 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
       cudaipc_device_get_name (dev));
   client->backend = msg->u.hello.backend;
   client->dev = dev;
+  g_atomic_int_set (&client->peer, peer ? 1 : 0);
+  if (peer)
+    GST_INFO ("the producer's GPU is another than device %d: its slots are "
+        "read through peer access", device_id);
   /* in effect: what both sides sent */
   client->events = (hello.u.hello.caps & msg->u.hello.caps &
       CUDAIPC_CAP_EVENTS) != 0;

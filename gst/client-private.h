@@ -37,6 +37,8 @@ struct _CudaIpcClient
   int wake_fd;                  /* eventfd: cancel() wakes every wait */
   gint cancelled;               /* atomic */
   gint max_held;                /* atomic */
+  gint peer_access;             /* atomic: another GPU may be read */
+  gint peer;                    /* atomic: this connection does */
   Session *session;
 
   /* the receiving thread */

@@ -198,6 +198,7 @@ cudaipc_client_new (GError ** error)
 
   client = g_new0 (CudaIpcClient, 1);
   client->wake_fd = fd;
+  client->peer_access = TRUE;
   client->session = session_new ();
   client->caps = g_hash_table_new_full (NULL, NULL, NULL, caps_entry_free);
   return client;
@@ -250,6 +251,13 @@ cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held)
 }
 
 void
+cudaipc_client_set_peer_access (CudaIpcClient * client, gboolean allow)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->peer_access, allow ? 1 : 0);
+}
+
+void
 cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
 {
   Session *s;
@@ -265,6 +273,7 @@ cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
   stats->imports = s->imports;
   stats->driver_calls = s->driver_calls;
   g_mutex_unlock (&s->lock);
+  stats->peer = g_atomic_int_get (&client->peer) != 0;
 }
 
 void
@@ -461,6 +470,7 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
   g_hash_table_remove_all (client->caps);
   client->have_caps_in_use = FALSE;
   client->events = FALSE;
+  g_atomic_int_set (&client->peer, 0);
   release_context (client);
   /* imported blocks hold their own device references */
   g_clear_pointer (&client->dev, cudaipc_device_unref);

@@ -128,6 +128,8 @@ typedef struct
   guint64 driver_calls;         /* CUDA driver calls made for frames: one
                                  * fence wait per frame, and a context push
                                  * on a thread's first frame */
+  gboolean peer;                /* the producer is on another GPU, read
+                                 * through peer access */
 } CudaIpcClientStats;
 
 /* Fails (CUDAIPC_ERROR_IO) only when the wake-up fd cannot be made. */
@@ -161,6 +163,13 @@ void cudaipc_client_item_clear (CudaIpcClientItem * item);
  * and forgets the ring, the caps and the device. No-op when closed. */
 void cudaipc_client_disconnect (CudaIpcClient * client,
     CudaIpcByeReason reason, const gchar * text);
+
+/* Whether a producer on another GPU than @device_id may be read through
+ * peer access where that GPU allows it (default TRUE); without, such a
+ * producer is refused with CUDAIPC_ERROR_DEVICE_MISMATCH. Read by
+ * connect(). */
+void cudaipc_client_set_peer_access (CudaIpcClient * client,
+    gboolean allow);
 
 /* Most frames held at once (0: no limit); read for each FRAME. */
 void cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held);

@@ -148,6 +148,22 @@ cudaipc_device_pop (CudaIpcDevice * dev)
 }
 
 gboolean
+cudaipc_device_find_peer (CudaIpcDevice * dev,
+    const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal,
+    gboolean * can_access)
+{
+  gint o = -1;
+  gboolean can = FALSE;
+
+  g_return_val_if_fail (dev != NULL, FALSE);
+  if (dev->ops->find_peer == NULL || !dev->ops->find_peer (dev, uuid, &o, &can))
+    return FALSE;
+  *ordinal = o;
+  *can_access = can;
+  return TRUE;
+}
+
+gboolean
 cudaipc_device_mem_info (CudaIpcDevice * dev, guint64 * free_bytes,
     guint64 * total_bytes, GError ** error)
 {

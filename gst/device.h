@@ -66,6 +66,15 @@ void cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context);
 gboolean cudaipc_device_push (CudaIpcDevice * dev, GError ** error);
 void cudaipc_device_pop (CudaIpcDevice * dev);
 
+/* Looks for the device whose UUID is @uuid among the devices this process
+ * sees (cuda backend): TRUE with its @ordinal and whether memory allocated
+ * on it can be mapped for @dev (the same device, or peer access from @dev
+ * to it, cuDeviceCanAccessPeer); FALSE when none has that UUID, and always
+ * for the host backend. */
+gboolean cudaipc_device_find_peer (CudaIpcDevice * dev,
+    const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal,
+    gboolean * can_access);
+
 /* Free and total device memory in bytes (host: from /proc/meminfo). */
 gboolean cudaipc_device_mem_info (CudaIpcDevice * dev, guint64 * free_bytes,
     guint64 * total_bytes, GError ** error);

@@ -62,7 +62,9 @@ typedef enum
 
 /* HELLO capability bits */
 #define CUDAIPC_CAP_EVENTS (1u << 0)    /* interprocess CUDA events */
-#define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS)
+#define CUDAIPC_CAP_PEER (1u << 1)      /* a consumer on another GPU, with
+                                         * peer access to the producer's */
+#define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER)
 
 /* SLOT flags */
 #define CUDAIPC_SLOT_HAS_EVENT (1u << 0)

@@ -257,8 +257,18 @@ client_handle_hello_locked (CudaIpcServer * s, Client * c,
     return;
   }
 
+  /* a consumer on another GPU maps the slots with peer access (it checked
+   * that its device can): nothing changes here */
   cudaipc_device_get_uuid (s->dev, uuid);
   if (backend == CUDAIPC_BACKEND_CUDA &&
+      memcmp (uuid, hello->uuid, CUDAIPC_UUID_LEN) != 0 &&
+      (hello->caps & CUDAIPC_CAP_PEER)) {
+    gchar theirs[48];
+
+    format_uuid (hello->uuid, theirs);
+    GST_INFO ("%s: consumer '%s' (pid %d) is on GPU %s and reads the slots "
+        "through peer access", s->name, c->name, c->pid, theirs);
+  } else if (backend == CUDAIPC_BACKEND_CUDA &&
       memcmp (uuid, hello->uuid, CUDAIPC_UUID_LEN) != 0) {
     gchar ours[48], theirs[48];
 

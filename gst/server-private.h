@@ -91,7 +91,7 @@ static inline guint32
 cudaipc_server_caps (const CudaIpcServer * s)
 {
   return cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA ?
-      CUDAIPC_CAP_EVENTS : 0;
+      CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER : 0;
 }
 
 /* server-io.c */

@@ -65,6 +65,7 @@ enum
   PROP_CLIENT_NAME,
   PROP_STATS_INTERVAL,
   PROP_OUTPUT_MEMORY,
+  PROP_PEER_ACCESS,
   PROP_STATS,
   N_PROPS
 };
@@ -79,6 +80,7 @@ enum
 #define DEFAULT_CLIENT_NAME NULL
 #define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_OUTPUT_MEMORY GST_CU_IPC_SRC_OUTPUT_AUTO
+#define DEFAULT_PEER_ACCESS TRUE
 
 /* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
@@ -104,6 +106,7 @@ struct _GstCuIpcSrc
   gchar *client_name;
   guint stats_interval;
   GstCuIpcSrcOutputMemory output_memory;
+  gboolean peer_access;
   GstCaps *offer;               /* what get_caps offers once caps are known */
   guint64 pushed;               /* frames pushed since start() */
 
@@ -207,6 +210,7 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self)
   timeout = self->connect_timeout;
   device_id = self->device_id;
   name = g_strdup (self->client_name);
+  cudaipc_client_set_peer_access (self->client, self->peer_access);
   GST_OBJECT_UNLOCK (self);
 
   status = cudaipc_client_connect (self->client, self->path, name, device_id,
@@ -888,7 +892,8 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
       "driver-calls", G_TYPE_UINT64, cs.driver_calls,
-      "output", G_TYPE_STRING, output, NULL);
+      "output", G_TYPE_STRING, output,
+      "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
 }
 
 /* The ticker's thread, every stats-interval from start() to stop(). */
@@ -950,6 +955,9 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     case PROP_OUTPUT_MEMORY:
       self->output_memory = g_value_get_enum (value);
       break;
+    case PROP_PEER_ACCESS:
+      self->peer_access = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1003,6 +1011,9 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_OUTPUT_MEMORY:
       g_value_set_enum (value, self->output_memory);
       break;
+    case PROP_PEER_ACCESS:
+      g_value_set_boolean (value, self->peer_access);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1043,6 +1054,7 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->client_name = g_strdup (DEFAULT_CLIENT_NAME);
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->output_memory = DEFAULT_OUTPUT_MEMORY;
+  self->peer_access = DEFAULT_PEER_ACCESS;
   self->output = OUTPUT_IMPORTED;
 
   self->client = cudaipc_client_new (&err);
@@ -1199,6 +1211,20 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSrc:peer-access:
+   *
+   * When the producer's ring is on another GPU than #GstCuIpcSrc:device-id
+   * and this device can access that GPU as a peer (NVLink or PCIe peer to
+   * peer), map the slots for this device and read them in place, across
+   * the interconnect. Off, or without peer access between the two, such a
+   * producer is refused with an error that names the device to use.
+   */
+  properties[PROP_PEER_ACCESS] = g_param_spec_boolean ("peer-access",
+      "Peer access", "Read a producer on another GPU in place through peer "
+      "access where the two GPUs allow it", DEFAULT_PEER_ACCESS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSrc:stats:
    *
    * Counters, as an "application/x-cudaipcsrc-stats" structure:
@@ -1212,7 +1238,8 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    * plus one context push on a streaming thread's first frame; and output
    * (string): what frames go out in, "imported" (the slot itself),
    * "gst-cuda-wrapped" or "gst-cuda-copied" (see
-   * #GstCuIpcSrc:output-memory).
+   * #GstCuIpcSrc:output-memory); and peer (boolean): the producer's ring
+   * is on another GPU, read through peer access (#GstCuIpcSrc:peer-access).
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frame counters", GST_TYPE_STRUCTURE,

@@ -150,7 +150,7 @@ bench_run_consumer (Transport t)
 
         g_object_set (c.src, "socket-path", opts.socket, "connect-timeout",
             (guint) opts.timeout * 1000, "reconnect", FALSE, "client-name",
-            name, NULL);
+            name, "device-id", opts.consumer_device, NULL);
         gst_util_set_object_arg (G_OBJECT (c.src), "timestamp-mode",
             "passthrough");
         g_free (name);

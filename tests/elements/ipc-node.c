@@ -19,15 +19,17 @@
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
- *      warnings=W ok=O output=M elapsed_us=T", where M is what the
- *     source's frames went out in: 0 its imported slots, 1 GstCudaMemory
- *     copies, 2 wrapped GstCudaMemory.
+ *      warnings=W ok=O output=M peer=P elapsed_us=T", where M is what
+ *     the source's frames went out in (0 its imported slots, 1 GstCudaMemory
+ *     copies, 2 wrapped GstCudaMemory) and P is 1 when it read a producer
+ *     on another GPU through peer access.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
  *
- *   ipc-node probe
- *     exits 0 where a CUDA device opens, 77 elsewhere.
+ *   ipc-node probe [--min-devices N]
+ *     exits 0 where a CUDA device opens (and, with --min-devices, this
+ *     process sees at least N), 77 elsewhere.
  *
  * Both roles take --die-after N: the process kills itself with SIGKILL
  * after N frames (a crash, for the fault tests), and --as-user NAME: run
@@ -59,7 +61,7 @@
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
 static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
-static gint stall_after = -1;
+static gint stall_after = -1, min_devices = 1;
 static gchar *sink_props, *src_props;
 static gboolean upload, download, resources;
 static gchar *mode, *quiet_file, *as_user;
@@ -80,6 +82,8 @@ static GOptionEntry entries[] = {
   {"quiet-file", 0, 0, G_OPTION_ARG_STRING, &quiet_file,
       "with --resources: take the last sample once this file exists", "F"},
   {"hold", 0, 0, G_OPTION_ARG_INT, &hold, "frames to hold", "H"},
+  {"min-devices", 0, 0, G_OPTION_ARG_INT, &min_devices,
+      "probe: devices needed", "N"},
   {"src", 0, 0, G_OPTION_ARG_STRING, &src_props, "src properties", "P"},
   {"download", 0, 0, G_OPTION_ARG_NONE, &download, "cudadownload", NULL},
   {"max-frames", 0, 0, G_OPTION_ARG_INT, &max_frames, "stop after", "M"},
@@ -421,6 +425,7 @@ run_consumer (const gchar * socket_path)
   gboolean ok = TRUE;
   GstStructure *stats = NULL;
   const gchar *output;
+  gboolean peer = FALSE;
   gchar *desc;
 
   desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" ! %s "
@@ -487,11 +492,12 @@ run_consumer (const gchar * socket_path)
   output = gst_structure_get_string (stats, "output");
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
-      "output=%d elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps,
+      "output=%d peer=%d elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps,
       recheck_bad, first == G_MAXUINT64 ? 0 : first, last,
       g_atomic_int_get (&n_warnings), ok,
       g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
-      g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0, t1 - t0);
+      g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
+      gst_structure_get_boolean (stats, "peer", &peer) && peer, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
@@ -640,12 +646,20 @@ main (int argc, char **argv)
 
   if (argc == 2 && g_str_equal (argv[1], "probe")) {
     CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
+    CudaIpcDevice *last;
+
     if (!dev) {
       g_print ("no GPU: %s\n", err->message);
       return CUDAIPC_TEST_SKIP;
     }
     g_print ("GPU: %s\n", cudaipc_device_get_name (dev));
     cudaipc_device_unref (dev);
+    last = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, min_devices - 1, &err);
+    if (!last) {
+      g_print ("fewer than %d GPUs: %s\n", min_devices, err->message);
+      return CUDAIPC_TEST_SKIP;
+    }
+    cudaipc_device_unref (last);
     return 0;
   }
   if (argc == 3 && g_str_equal (argv[1], "producer"))

@@ -276,6 +276,37 @@ GST_START_TEST (test_ring_rebuilt_100_times)
 
 GST_END_TEST;
 
+/* The device checks of a consumer on another GPU, on one GPU: its own UUID
+ * is itself (usable in place), a UUID no device has is not found; the
+ * host backend never finds one. */
+GST_START_TEST (test_find_peer_device)
+{
+  guint8 uuid[CUDAIPC_UUID_LEN];
+  gboolean can_access = FALSE;
+  gint ordinal = -1;
+  CudaIpcDevice *host;
+
+  cudaipc_device_get_uuid (device, uuid);
+  fail_unless (cudaipc_device_find_peer (device, uuid, &ordinal,
+          &can_access));
+  fail_unless_equals_int (ordinal, 0);
+  fail_unless (can_access);
+
+  uuid[0] ^= 0xff;
+  uuid[15] ^= 0x5a;
+  ordinal = 7;
+  fail_if (cudaipc_device_find_peer (device, uuid, &ordinal, &can_access));
+  fail_unless_equals_int (ordinal, 7);
+
+  host = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, NULL);
+  fail_unless (host != NULL);
+  cudaipc_device_get_uuid (device, uuid);
+  fail_if (cudaipc_device_find_peer (host, uuid, &ordinal, &can_access));
+  cudaipc_device_unref (host);
+}
+
+GST_END_TEST;
+
 static Suite *
 gpu_ring_suite (void)
 {
@@ -287,6 +318,7 @@ gpu_ring_suite (void)
   tcase_add_test (tc, test_ring_shared_with_second_process);
   tcase_add_test (tc, test_descriptor_refused_before_mapping);
   tcase_add_test (tc, test_ring_rebuilt_100_times);
+  tcase_add_test (tc, test_find_peer_device);
   return s;
 }
 

@@ -70,6 +70,15 @@ GST_START_TEST (test_host_device)
   fail_unless (total > 0 && free_bytes <= total);
   fail_unless (cudaipc_device_push (dev, NULL));
   cudaipc_device_pop (dev);
+  {
+    /* no GPU to look for: outputs untouched */
+    gint ordinal = 5;
+    gboolean can = TRUE;
+
+    fail_if (cudaipc_device_find_peer (dev, uuid, &ordinal, &can));
+    fail_unless_equals_int (ordinal, 5);
+    fail_unless (can);
+  }
   cudaipc_device_unref (dev);
 }
 

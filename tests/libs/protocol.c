@@ -736,6 +736,13 @@ GST_START_TEST (test_hello_fields)
   fail_unless_equals_int (cudaipc_msg_parse (buf, len, NULL, 0, &out), 0);
   fail_unless_equals_int (out.u.hello.caps, 0);
   cudaipc_msg_clear (&out);
+  /* both known bits travel */
+  msg.u.hello.caps = CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER;
+  len = build_ok (&msg, 1);
+  fail_unless_equals_int (cudaipc_msg_parse (buf, len, NULL, 0, &out), 0);
+  fail_unless_equals_int (out.u.hello.caps,
+      CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER);
+  cudaipc_msg_clear (&out);
 
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }

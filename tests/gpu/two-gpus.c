@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * gpu suite, two GPUs: a producer with its ring on device 0 and consumers
+ * on device 1, in separate processes (ipc-node). Where the two GPUs can
+ * access each other as peers the consumer maps the slots for device 1 and
+ * reads them in place: every frame is checked byte for byte, and its frame
+ * rate is printed beside the same consumer's on device 0. Without peer
+ * access, or with peer-access=false, the consumer is refused with an error
+ * that names the device to use.
+ *
+ * The whole test exits 77 (a skip) where fewer than two GPUs are seen.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+
+#include "ipc-nodes.h"
+#include "test-pattern.h"
+
+#define FRAMES "300"
+
+/* Runs a producer on device 0 and one consumer with @src_props; returns
+ * the consumer's frames/s, or -1 when the consumer failed (its node is
+ * then left in *@out for the caller to look at). */
+static gdouble
+run_pair (const gchar * src_props, const gchar * extra, Node ** out)
+{
+  Node *c, *p;
+  gdouble fps = -1;
+
+  c = spawn_node ("consumer", "--src", src_props, extra, NULL);
+  p = spawn_node ("producer", "--frames", FRAMES, "--width", "1920",
+      "--height", "1080", "--clients", "1", "--sink",
+      "backend=cuda device-id=0", NULL);
+  wait_node (c, 90);
+  /* a refused consumer never counts as a client: stop the producer */
+  if (!WIFEXITED (c->status) || WEXITSTATUS (c->status) != 0)
+    kill (p->pid, SIGTERM);
+  wait_node (p, 90);
+  if (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 0) {
+    guint64 us = field (c, "elapsed_us");
+
+    assert_exit_ok (p);
+    fail_unless_equals_uint64 (field (c, "frames"), atoi (FRAMES));
+    fail_unless_equals_uint64 (field (c, "bad"), 0);
+    fail_unless_equals_uint64 (field (c, "recheck_bad"), 0);
+    fps = us > 0 ? (atoi (FRAMES) - 1) * 1e6 / us : 0;
+  }
+  node_free (p);
+  if (out)
+    *out = c;
+  else
+    node_free (c);
+  return fps;
+}
+
+static gboolean
+peer_possible (void)
+{
+  /* the consumer side tells: refused for want of peer access, or not */
+  Node *c = NULL;
+  gdouble fps = run_pair ("device-id=1", NULL, &c);
+  gboolean refused = fps < 0 && strstr (c->err->str, "cannot access as a peer");
+
+  fail_if (fps < 0 && !refused, "the consumer on device 1 failed: %s",
+      c->err->str);
+  node_free (c);
+  return !refused;
+}
+
+GST_START_TEST (test_peer_reads_bit_exact)
+{
+  Node *c = NULL;
+  gdouble same, peer;
+
+  if (!peer_possible ()) {
+    g_print ("devices 0 and 1 are not peers: the refusal was checked\n");
+    return;
+  }
+  same = run_pair ("device-id=0", NULL, NULL);
+  peer = run_pair ("device-id=1", NULL, &c);
+  fail_unless (peer > 0);
+  fail_unless_equals_uint64 (field (c, "peer"), 1);
+  node_free (c);
+  /* paced by the producer's appsrc: a comparison, not a limit */
+  g_print ("1080p NV12, %s frames: consumer on device 0 %.0f frames/s, on "
+      "device 1 through peer access %.0f frames/s\n", FRAMES, same, peer);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_peer_into_gst_cuda_memory)
+{
+  if (!peer_possible ())
+    return;
+  /* cudadownload on device 1 reads frames of device 0's ring */
+  fail_unless (run_pair ("device-id=1", "--download", NULL) > 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_peer_access_off_refused)
+{
+  Node *c = NULL;
+
+  fail_unless (run_pair ("device-id=1 peer-access=false", NULL, &c) < 0);
+  fail_unless (strstr (c->err->str, "device-id=0") != NULL,
+      "the error does not name the producer's device: %s", c->err->str);
+  node_free (c);
+}
+
+GST_END_TEST;
+
+static Suite *
+peer_suite (void)
+{
+  Suite *s = suite_create ("gpu-two-gpus");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 300);
+  tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_peer_reads_bit_exact);
+  tcase_add_test (tc, test_peer_into_gst_cuda_memory);
+  tcase_add_test (tc, test_peer_access_off_refused);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  const gchar *node = g_getenv ("CUDAIPC_IPC_NODE");
+  gchar *probe[] = { (gchar *) node, (gchar *) "probe",
+    (gchar *) "--min-devices", (gchar *) "2", NULL
+  };
+  gint status = 0;
+
+  gst_check_init (&argc, &argv);
+  /* CUDA is never opened in this process: the nodes do it */
+  if (node == NULL || !g_spawn_sync (NULL, probe, NULL, G_SPAWN_DEFAULT,
+          NULL, NULL, NULL, NULL, &status, NULL) ||
+      !g_spawn_check_wait_status (status, NULL)) {
+    g_print ("skipped: fewer than two GPUs (or none)\n");
+    return CUDAIPC_TEST_SKIP;
+  }
+  return gst_check_run_suite (peer_suite (), "gpu-two-gpus", __FILE__);
+}
