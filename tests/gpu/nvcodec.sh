@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# gpu suite: cudaipcsrc into nvcodec's CUDA filters. An H.264 clip decoded
+# by nvh264dec into cudaipcsink; in another process cudaipcsrc ! cudaconvert
+# (to I420) ! cudascale (to half size) ! cudadownload, checksummed frame by
+# frame, once for each output-memory of cudaipcsrc; every run must give
+# the checksums of the same chain run on the decoder's output in one
+# process. Exits 77 (skip) without a GPU, nvh264dec, cudaconvert or
+# cudascale (the filters need NVRTC at run time).
+set -euo pipefail
+
+clip=$1
+node=$CUDAIPC_IPC_NODE
+"$node" probe >/dev/null 2>&1 || { echo "SKIP: no GPU"; exit 77; }
+for e in nvh264dec cudaconvert cudascale cudadownload; do
+  gst-inspect-1.0 "$e" >/dev/null 2>&1 || { echo "SKIP: no $e"; exit 77; }
+done
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
+filters='cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 !
+  cudascale ! video/x-raw(memory:CUDAMemory),width=320,height=180 !
+  cudadownload ! video/x-raw,format=I420 ! checksumsink'
+
+# shellcheck disable=SC2086
+timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
+  $filters >"$dir/ref"
+n_ref=$(sums "$dir/ref" | wc -l)
+[ "$n_ref" -gt 0 ] || { echo "no reference frames"; exit 1; }
+
+status=0
+for mode in auto imported gst-cuda; do
+  sock="$dir/$mode.sock"
+  # shellcheck disable=SC2086
+  timeout 60 gst-launch-1.0 -q cudaipcsrc socket-path="$sock" output-memory=$mode ! \
+    $filters >"$dir/$mode" &
+  consumer=$!
+  timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
+    cudaipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false
+  wait $consumer || { echo "output-memory=$mode: the consumer failed"; status=1; continue; }
+  n=$(sums "$dir/$mode" | wc -l)
+  if diff <(sums "$dir/ref") <(sums "$dir/$mode") >/dev/null; then
+    echo "output-memory=$mode: all $n of $n_ref checksums equal"
+  else
+    echo "output-memory=$mode: $n frames, checksums differ from the reference"
+    diff <(sums "$dir/ref") <(sums "$dir/$mode") | head -5
+    status=1
+  fi
+done
+exit $status
