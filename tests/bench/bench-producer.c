@@ -122,7 +122,7 @@ bench_run_producer (Transport t)
   GstPad *pad;
   GstClock *clock;
   GstVideoInfo info;
-  gint64 t0 = 0, t1, cpu0 = 0, cpu1, deadline;
+  gint64 t0 = 0, t1, cpu0 = 0, cpu1, deadline, start;
   guint64 total = (guint64) opts.warmup + opts.frames, pushed = 0;
   guint64 published = 0, dropped = 0;
   gboolean eos = FALSE, ok = TRUE;
@@ -265,9 +265,21 @@ bench_run_producer (Transport t)
     }
   }
 
+  start = bench_now_ns ();
   for (guint64 i = 0; i < total && !g_atomic_int_get (&p.failed); i++) {
-    GstBuffer *buf = gst_buffer_copy (frame);
+    GstBuffer *buf;
     gboolean last = i + 1 == total;
+
+    /* paced: frame i is due i / rate after the first; a late one goes at
+     * once (no catching up in bursts beyond what is due) */
+    if (opts.rate > 0) {
+      gint64 due = start + (gint64) (i * GST_SECOND / opts.rate);
+      gint64 now = bench_now_ns ();
+
+      if (due > now)
+        g_usleep ((due - now) / 1000);
+    }
+    buf = gst_buffer_copy (frame);
 
     if (i == (guint64) opts.warmup) {
       t0 = bench_now_ns ();

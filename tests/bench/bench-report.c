@@ -215,6 +215,7 @@ json_environment (GString * s)
   json_kv_int (s, in, "seconds", TRUE, opts.seconds, TRUE);
   json_kv_int (s, in, "ring_size", TRUE, opts.ring_size, TRUE);
   json_kv_int (s, in, "consumer_device", TRUE, opts.consumer_device, TRUE);
+  json_kv_int (s, in, "rate", TRUE, opts.rate, TRUE);
   json_kv_str (s, in, "stamp", opts.stamp, TRUE);
   json_kv_int (s, in, "timeout", TRUE, opts.timeout, FALSE);
   g_string_append (s, "  },\n");

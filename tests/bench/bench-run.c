@@ -163,6 +163,7 @@ child_argv (Row * row, const gchar * role, gint index)
   ARG ("--seconds", "%d", opts.seconds);
   ARG ("--ring-size", "%d", opts.ring_size);
   ARG ("--consumer-device", "%d", opts.consumer_device);
+  ARG ("--rate", "%d", opts.rate);
   ARG ("--stamp", "%s", opts.stamp);
   ARG ("--timeout", "%d", opts.timeout);
   ARG ("--plugin", "%s", opts.plugin);
