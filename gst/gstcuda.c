@@ -361,7 +361,6 @@ wrap_frame (CudaIpcGstCudaOut * out, GstBuffer * frame, guintptr dev_ptr,
       (GDestroyNotify) gst_buffer_unref);
   if (mem == NULL) {
     gst_buffer_unref (buf);
-    gst_buffer_unref (frame);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
         "gst_cuda_allocator_alloc_wrapped() failed");
     return NULL;
@@ -447,7 +446,6 @@ cudaipc_gstcuda_out_convert (CudaIpcGstCudaOut * out, GstBuffer * frame,
   if (gst_buffer_n_memory (frame) != 1 || !cudaipc_is_memory (src) ||
       cudaipc_device_get_backend (cudaipc_memory_get_device (src)) !=
       CUDAIPC_BACKEND_CUDA) {
-    gst_buffer_unref (frame);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
         "a frame that is not one imported slot in GPU memory");
     return NULL;
@@ -458,14 +456,12 @@ cudaipc_gstcuda_out_convert (CudaIpcGstCudaOut * out, GstBuffer * frame,
     return wrap_frame (out, frame, src_ptr, error);
 
   if (gst_buffer_pool_acquire_buffer (out->pool, &dst, NULL) != GST_FLOW_OK) {
-    gst_buffer_unref (frame);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
         "no buffer from the CUDA buffer pool");
     return NULL;
   }
   if (!copy_planes (out, frame, src_ptr, dst, error)) {
     gst_buffer_unref (dst);
-    gst_buffer_unref (frame);
     return NULL;
   }
   copy_metadata (dst, frame);

@@ -25,7 +25,7 @@
  *
  * Ownership: contexts are GstCudaContext objects, passed as GObject and
  * reffed as such; an out holds a reference on its context and its pool.
- * convert() takes the frame it is given.
+ * convert() takes the frame it is given when it succeeds.
  */
 #pragma once
 
@@ -74,11 +74,12 @@ GstBufferPool *cudaipc_gstcuda_out_get_pool (CudaIpcGstCudaOut * out);
 /* Whether frames are wrapped (no copy). */
 gboolean cudaipc_gstcuda_out_wraps (CudaIpcGstCudaOut * out);
 
-/* Takes @frame (one memory of ours over a slot of the cuda backend, its
- * planes per its GstVideoMeta) and returns a buffer of
- * GstCudaMemory with the same pixels, timestamps, offsets and flags.
- * NULL with a GError (CUDAIPC_ERROR_CUDA) when a copy fails; @frame is
- * released either way. */
+/* Returns a buffer of GstCudaMemory with the pixels, timestamps, offsets
+ * and flags of @frame (one memory of ours over a slot of the cuda
+ * backend, its planes per its GstVideoMeta), and takes @frame: released
+ * after a copy, held by the wrapper otherwise. NULL with a GError when
+ * that fails (CUDAIPC_ERROR_CUDA: the driver, _INVALID: not such a
+ * frame); @frame is then still the caller's. */
 GstBuffer *cudaipc_gstcuda_out_convert (CudaIpcGstCudaOut * out,
     GstBuffer * frame, GError ** error);
 

@@ -193,6 +193,19 @@ get_timestamp_mode (GstCuIpcSrc * self)
   return mode;
 }
 
+/* The stats' "output" */
+#define OUTPUT_IMPORTED "imported"
+#define OUTPUT_WRAPPED "gst-cuda-wrapped"
+#define OUTPUT_COPIED "gst-cuda-copied"
+
+static void
+set_output (GstCuIpcSrc * self, const gchar * output)
+{
+  GST_OBJECT_LOCK (self);
+  self->output = output;
+  GST_OBJECT_UNLOCK (self);
+}
+
 /* Connection */
 
 /* Connects and runs the handshake. GST_FLOW_OK: connected;
@@ -569,14 +582,28 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 
   if (self->cuda_out != NULL) {
     g_autoptr (GError) err = NULL;
+    GstBuffer *out = cudaipc_gstcuda_out_convert (self->cuda_out, buf, &err);
+    GstCuIpcSrcOutputMemory mode;
 
-    buf = cudaipc_gstcuda_out_convert (self->cuda_out, buf, &err);
-    if (buf == NULL) {
+    GST_OBJECT_LOCK (self);
+    mode = self->output_memory;
+    GST_OBJECT_UNLOCK (self);
+    if (out != NULL) {
+      buf = out;
+    } else if (mode == GST_CU_IPC_SRC_OUTPUT_GST_CUDA) {
+      gst_buffer_unref (buf);
       GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
           ("Could not hand a frame downstream as GstCudaMemory: %s",
               err->message), ("set output-memory=imported to push the "
               "imported slot instead"));
       return GST_FLOW_ERROR;
+    } else {
+      /* auto: the imported slot serves downstream too, no frame lost */
+      GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+          ("Could not hand frames downstream as GstCudaMemory: %s; pushing "
+              "the imported slots from now on", err->message), (NULL));
+      g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
+      set_output (self, OUTPUT_IMPORTED);
     }
   }
 
@@ -709,19 +736,6 @@ gst_cu_ipc_src_negotiate (GstBaseSrc * bsrc)
   if (self->out_caps == NULL)
     return TRUE;
   return apply_caps (self, self->out_caps);
-}
-
-/* The stats' "output" */
-#define OUTPUT_IMPORTED "imported"
-#define OUTPUT_WRAPPED "gst-cuda-wrapped"
-#define OUTPUT_COPIED "gst-cuda-copied"
-
-static void
-set_output (GstCuIpcSrc * self, const gchar * output)
-{
-  GST_OBJECT_LOCK (self);
-  self->output = output;
-  GST_OBJECT_UNLOCK (self);
 }
 
 /* Chooses the memory frames of the caps being negotiated go out in:
