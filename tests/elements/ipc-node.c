@@ -294,7 +294,14 @@ run_producer (const gchar * socket_path)
     gst_caps_unref (caps);
   }
 
-  gst_element_set_state (pipeline, GST_STATE_PAUSED);
+  /* a sink that cannot start (no driver, a live producer on the path)
+   * posts why; appsrc would block on the first frame otherwise */
+  if (gst_element_set_state (pipeline, GST_STATE_PAUSED) ==
+      GST_STATE_CHANGE_FAILURE) {
+    bus_ok (pipeline, 0, NULL);
+    g_printerr ("producer: the pipeline does not start\n");
+    return 1;
+  }
   for (gint waited = 0; clients > 0; waited += 10) {
     guint n = 0;
     g_object_get (sink, "num-clients", &n, NULL);
@@ -305,7 +312,12 @@ run_producer (const gchar * socket_path)
       return 1;
     }
   }
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE) {
+    bus_ok (pipeline, 0, NULL);
+    g_printerr ("producer: the pipeline does not play\n");
+    return 1;
+  }
 
   t0 = g_get_monotonic_time ();
   for (gint i = 0; i < frames; i++) {
