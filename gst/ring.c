@@ -27,6 +27,7 @@ struct _CudaIpcRing
   guint64 slot_size;
   guint32 generation;
   guint64 publish_count;
+  CudaIpcReuse reuse;
   CudaIpcSlot slots[CUDAIPC_MAX_SLOTS];
 };
 
@@ -67,6 +68,8 @@ cudaipc_ring_new (CudaIpcDevice * dev, guint n_slots, guint64 slot_size,
   ring->dev = cudaipc_device_ref (dev);
   ring->slot_size = rounded;
   ring->generation = generation;
+  ring->reuse = cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_HOST ?
+      CUDAIPC_REUSE_NEWEST : CUDAIPC_REUSE_OLDEST;
 
   /* n_slots counts the blocks made so far, so that freeing the ring on a
    * failure part-way frees exactly those. */
@@ -145,13 +148,16 @@ cudaipc_ring_acquire (CudaIpcRing * ring)
 
   g_return_val_if_fail (ring != NULL, -EINVAL);
 
-  /* Strictly older wins, so ties go to the lowest index. */
+  /* Strictly older (newer) wins, so ties go to the lowest index. */
   for (guint i = 0; i < ring->n_slots; i++) {
     const CudaIpcSlot *s = &ring->slots[i];
 
     if (s->state != CUDAIPC_SLOT_FREE)
       continue;
-    if (best < 0 || s->published < ring->slots[best].published)
+    if (best < 0 ||
+        (ring->reuse == CUDAIPC_REUSE_OLDEST ?
+            s->published < ring->slots[best].published :
+            s->published > ring->slots[best].published))
       best = (gint) i;
   }
 
@@ -163,13 +169,27 @@ cudaipc_ring_acquire (CudaIpcRing * ring)
 }
 
 void
+cudaipc_ring_set_reuse (CudaIpcRing * ring, CudaIpcReuse reuse)
+{
+  g_return_if_fail (ring != NULL);
+  ring->reuse = reuse;
+}
+
+CudaIpcReuse
+cudaipc_ring_get_reuse (const CudaIpcRing * ring)
+{
+  return ring->reuse;
+}
+
+void
 cudaipc_ring_abort (CudaIpcRing * ring, guint slot)
 {
   g_return_if_fail (ring != NULL);
   g_return_if_fail (slot < ring->n_slots);
   g_return_if_fail (ring->slots[slot].state == CUDAIPC_SLOT_WRITING);
 
-  /* Not published: the slot keeps its age and is the next one picked. */
+  /* Not published: the slot keeps its age (with OLDEST, the next one
+   * picked). */
   ring->slots[slot].state = CUDAIPC_SLOT_FREE;
 }
 

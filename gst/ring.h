@@ -19,9 +19,14 @@
  * increases on each rebuild (a new slot size, say). Leases of an older
  * generation hold nothing in the new ring; releases naming it get -ESTALE.
  *
- * Acquire picks the free slot that was published longest ago (round robin),
- * so a consumer that looks at a slot late sees it overwritten as late as
- * possible.
+ * Which free slot acquire() picks (cudaipc_ring_set_reuse()):
+ *  - OLDEST, the default on the cuda backend: the one published longest ago
+ *    (round robin), so GPU work a consumer queued on a frame and did not
+ *    wait for before releasing it finds it overwritten as late as possible;
+ *  - NEWEST, the default on the host backend: the one published last, so
+ *    the producer's memcpy goes to memory most likely still in the CPU's
+ *    caches (docs/benchmarks.md, Paced). CPU readers are done with a frame
+ *    when they release it.
  *
  * Not thread-safe: the caller serialises every call (the sink's lock).
  * The ring owns its blocks; the blocks' descriptors own the exported fds.
@@ -64,7 +69,17 @@ guint32 cudaipc_ring_get_generation (const CudaIpcRing * ring);
 CudaIpcDevice *cudaipc_ring_get_device (const CudaIpcRing * ring);
 CudaIpcBlock *cudaipc_ring_get_block (const CudaIpcRing * ring, guint slot);
 
-/* A free slot, now WRITING, or -EAGAIN when every slot is busy. */
+typedef enum
+{
+  CUDAIPC_REUSE_OLDEST,
+  CUDAIPC_REUSE_NEWEST,
+} CudaIpcReuse;
+
+void cudaipc_ring_set_reuse (CudaIpcRing * ring, CudaIpcReuse reuse);
+CudaIpcReuse cudaipc_ring_get_reuse (const CudaIpcRing * ring);
+
+/* A free slot, now WRITING, or -EAGAIN when every slot is busy. Ties (slots
+ * never published) go to the lowest index. */
 gint cudaipc_ring_acquire (CudaIpcRing * ring);
 /* WRITING -> FREE, for a frame that was not published after all. */
 void cudaipc_ring_abort (CudaIpcRing * ring, guint slot);

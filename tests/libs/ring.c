@@ -226,6 +226,7 @@ GST_START_TEST (test_release_all)
 
 GST_END_TEST;
 
+/* OLDEST, the cuda backend's default, on a host ring */
 GST_START_TEST (test_round_robin)
 {
   guint before = cudaipc_test_count_fds ();
@@ -234,6 +235,8 @@ GST_START_TEST (test_round_robin)
   CudaIpcLease a = { 0 };
   CudaIpcLease *pa = &a;
   guint slot;
+
+  cudaipc_ring_set_reuse (ring, CUDAIPC_REUSE_OLDEST);
 
   for (guint i = 0; i < 10; i++)
     fail_unless_equals_int (publish_one (ring, NULL, 0), i % 4);
@@ -525,6 +528,45 @@ GST_START_TEST (test_create_free_cycles)
 
 GST_END_TEST;
 
+/* NEWEST, the host backend's default: the slot written last comes back
+ * first, never one a lease holds */
+GST_START_TEST (test_newest_first)
+{
+  guint before = cudaipc_test_count_fds ();
+  CudaIpcDevice *dev = host_device ();
+  CudaIpcRing *ring = make_ring (dev, 4, GEN);
+  CudaIpcLease a = { 0 }, b = { 0 };
+  CudaIpcLease *pa = &a, *pb = &b;
+
+  fail_unless_equals_int (cudaipc_ring_get_reuse (ring), CUDAIPC_REUSE_NEWEST);
+  for (guint i = 0; i < 5; i++)
+    fail_unless_equals_int (publish_one (ring, NULL, 0), 0);
+
+  /* a holds 0: the next never-used slot, then that one again */
+  fail_unless_equals_int (publish_one (ring, &pa, 1), 0);
+  fail_unless_equals_int (publish_one (ring, NULL, 0), 1);
+  fail_unless_equals_int (publish_one (ring, NULL, 0), 1);
+  /* b holds 1 too: 2 is next */
+  fail_unless_equals_int (publish_one (ring, &pb, 1), 1);
+  fail_unless_equals_int (publish_one (ring, NULL, 0), 2);
+
+  /* released, 0 is older than 2, which stays first */
+  fail_unless_equals_int (cudaipc_ring_release (ring, &a, 0, GEN), 0);
+  fail_unless_equals_int (publish_one (ring, NULL, 0), 2);
+  /* 1 released after 2 was published last: 2 still first, then 1 once 2
+   * is held */
+  fail_unless_equals_int (cudaipc_ring_release (ring, &b, 1, GEN), 0);
+  fail_unless_equals_int (publish_one (ring, &pa, 1), 2);
+  fail_unless_equals_int (publish_one (ring, NULL, 0), 1);
+  fail_unless_equals_int (cudaipc_ring_release_all (ring, &a), 1);
+
+  cudaipc_ring_free (ring);
+  cudaipc_device_unref (dev);
+  CUDAIPC_ASSERT_NO_FD_LEAK (before);
+}
+
+GST_END_TEST;
+
 static Suite *
 ring_suite (void)
 {
@@ -537,6 +579,7 @@ ring_suite (void)
   tcase_add_test (tc, test_release_errors);
   tcase_add_test (tc, test_release_all);
   tcase_add_test (tc, test_round_robin);
+  tcase_add_test (tc, test_newest_first);
   tcase_add_test (tc, test_generation);
   tcase_add_test (tc, test_publish_not_writing);
   tcase_add_test (tc, test_limits);
