@@ -303,12 +303,6 @@ cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out)
   g_free (out);
 }
 
-GstBufferPool *
-cudaipc_gstcuda_out_get_pool (CudaIpcGstCudaOut * out)
-{
-  return out->pool;
-}
-
 gboolean
 cudaipc_gstcuda_out_wraps (CudaIpcGstCudaOut * out)
 {

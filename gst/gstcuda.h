@@ -69,8 +69,6 @@ typedef struct _CudaIpcGstCudaOut CudaIpcGstCudaOut;
 CudaIpcGstCudaOut *cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps,
     GstBufferPool * pool, guint min_buffers, GError ** error);
 void cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out);
-/* The pool frames are copied into, NULL when they are wrapped. */
-GstBufferPool *cudaipc_gstcuda_out_get_pool (CudaIpcGstCudaOut * out);
 /* Whether frames are wrapped (no copy). */
 gboolean cudaipc_gstcuda_out_wraps (CudaIpcGstCudaOut * out);
 

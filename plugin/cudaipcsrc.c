@@ -206,6 +206,31 @@ set_output (GstCuIpcSrc * self, const gchar * output)
   GST_OBJECT_UNLOCK (self);
 }
 
+/* The pipeline's GstCudaContext: a new reference, or NULL. */
+static GObject *
+get_cuda_ctx (GstCuIpcSrc * self)
+{
+  GObject *ctx = NULL;
+
+  GST_OBJECT_LOCK (self);
+  if (self->cuda_ctx)
+    ctx = g_object_ref (self->cuda_ctx);
+  GST_OBJECT_UNLOCK (self);
+  return ctx;
+}
+
+/* Keeps a reference on @ctx (may be NULL) as the pipeline's context. */
+static void
+set_cuda_ctx (GstCuIpcSrc * self, GObject * ctx)
+{
+  GST_OBJECT_LOCK (self);
+  if (self->cuda_ctx != ctx) {
+    g_clear_object (&self->cuda_ctx);
+    self->cuda_ctx = ctx ? g_object_ref (ctx) : NULL;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
 /* Connection */
 
 /* Connects and runs the handshake. GST_FLOW_OK: connected;
@@ -668,9 +693,7 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
   g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
-  GST_OBJECT_LOCK (self);
-  g_clear_object (&self->cuda_ctx);
-  GST_OBJECT_UNLOCK (self);
+  set_cuda_ctx (self, NULL);
   if (self->client != NULL)
     cudaipc_client_disconnect (self->client, CUDAIPC_BYE_NORMAL,
         "the consumer stopped");
@@ -788,21 +811,13 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
     return TRUE;
   }
 
-  GST_OBJECT_LOCK (self);
-  if (self->cuda_ctx)
-    ctx = g_object_ref (self->cuda_ctx);
-  GST_OBJECT_UNLOCK (self);
+  ctx = get_cuda_ctx (self);
   if (!cudaipc_gstcuda_ensure_context (GST_ELEMENT (self), device_id, &ctx)) {
     g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
         "no GstCudaContext for device %d (is GStreamer's CUDA library, "
         "libgstcuda-1.0, installed?)", device_id);
   } else {
-    GST_OBJECT_LOCK (self);
-    if (self->cuda_ctx != ctx) {
-      g_clear_object (&self->cuda_ctx);
-      self->cuda_ctx = g_object_ref (ctx);
-    }
-    GST_OBJECT_UNLOCK (self);
+    set_cuda_ctx (self, ctx);
     /* downstream's pool is used only where frames cannot be wrapped */
     self->cuda_out = cudaipc_gstcuda_out_new (ctx, caps,
         cudaipc_gstcuda_can_wrap ()? NULL : cuda_pool, MAX (min_buffers, 2),
@@ -837,23 +852,15 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
   /* only a CUDA context can concern us: nothing else loads libgstcuda */
   if (g_strcmp0 (gst_context_get_context_type (context),
           CUDA_CONTEXT_TYPE) == 0) {
-    GObject *ctx = NULL;
+    GObject *ctx = get_cuda_ctx (self);
     gint device_id;
 
     GST_OBJECT_LOCK (self);
     device_id = self->device_id;
-    if (self->cuda_ctx)
-      ctx = g_object_ref (self->cuda_ctx);
     GST_OBJECT_UNLOCK (self);
     if (cudaipc_gstcuda_handle_set_context (element, context, device_id,
-            &ctx)) {
-      GST_OBJECT_LOCK (self);
-      if (self->cuda_ctx != ctx) {
-        g_clear_object (&self->cuda_ctx);
-        self->cuda_ctx = ctx ? g_object_ref (ctx) : NULL;
-      }
-      GST_OBJECT_UNLOCK (self);
-    }
+            &ctx))
+      set_cuda_ctx (self, ctx);
     g_clear_object (&ctx);
   }
   GST_ELEMENT_CLASS (gst_cu_ipc_src_parent_class)->set_context (element,
@@ -866,13 +873,9 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
-    GObject *ctx = NULL;
+    GObject *ctx = get_cuda_ctx (self);
     gboolean handled;
 
-    GST_OBJECT_LOCK (self);
-    if (self->cuda_ctx)
-      ctx = g_object_ref (self->cuda_ctx);
-    GST_OBJECT_UNLOCK (self);
     handled = ctx != NULL &&
         cudaipc_gstcuda_handle_context_query (GST_ELEMENT (self), query, ctx);
     g_clear_object (&ctx);
