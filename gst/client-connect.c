@@ -17,14 +17,6 @@
 
 #define RETRY_INTERVAL_MS 50
 
-static gchar *
-uuid_to_string (const guint8 u[CUDAIPC_UUID_LEN])
-{
-  return g_strdup_printf ("GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-      "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
-      u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
 /* A monotonic deadline @ms from now, 0 (none) for 0. */
 static gint64
 deadline_after_ms (guint ms)
@@ -94,14 +86,14 @@ other_gpu_refusal (CudaIpcClient * client, CudaIpcDevice * dev,
     gint device_id, const guint8 producer_uuid[CUDAIPC_UUID_LEN],
     guint32 producer_caps)
 {
-  g_autofree gchar *theirs = uuid_to_string (producer_uuid);
-  g_autofree gchar *ours = NULL;
+  gchar theirs[CUDAIPC_UUID_STRING_LEN], ours[CUDAIPC_UUID_STRING_LEN];
   gboolean can_access = FALSE;
   gint ordinal = -1;
   guint8 uuid[CUDAIPC_UUID_LEN];
 
   cudaipc_device_get_uuid (dev, uuid);
-  ours = uuid_to_string (uuid);
+  cudaipc_uuid_format (producer_uuid, theirs);
+  cudaipc_uuid_format (uuid, ours);
   if (!cudaipc_device_find_peer (dev, producer_uuid, &ordinal, &can_access))
     return g_strdup_printf ("the producer's GPU %s is not this consumer's "
         "device %d (%s), and this process does not see it (check "

@@ -147,6 +147,16 @@ cudaipc_device_pop (CudaIpcDevice * dev)
   dev->ops->pop (dev);
 }
 
+void
+cudaipc_uuid_format (const guint8 u[CUDAIPC_UUID_LEN],
+    gchar out[CUDAIPC_UUID_STRING_LEN])
+{
+  g_snprintf (out, CUDAIPC_UUID_STRING_LEN, "GPU-%02x%02x%02x%02x-%02x%02x-"
+      "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+      u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+      u[15]);
+}
+
 gboolean
 cudaipc_device_find_peer (CudaIpcDevice * dev,
     const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal,

@@ -28,6 +28,9 @@ typedef enum
 } CudaIpcBackend;
 
 #define CUDAIPC_UUID_LEN 16
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L shows it,
+ * with its NUL */
+#define CUDAIPC_UUID_STRING_LEN 41
 
 typedef struct _CudaIpcDevice CudaIpcDevice;
 
@@ -50,6 +53,9 @@ guint64 cudaipc_device_get_granularity (CudaIpcDevice * dev);
 void cudaipc_device_get_uuid (CudaIpcDevice * dev,
     guint8 uuid[CUDAIPC_UUID_LEN]);
 const gchar *cudaipc_device_get_name (CudaIpcDevice * dev);
+/* Writes @uuid in the form nvidia-smi shows into @out. */
+void cudaipc_uuid_format (const guint8 uuid[CUDAIPC_UUID_LEN],
+    gchar out[CUDAIPC_UUID_STRING_LEN]);
 /* The primary context (NULL for the host backend). */
 CUcontext cudaipc_device_get_context (CudaIpcDevice * dev);
 

@@ -209,15 +209,6 @@ cudaipc_server_send_locked (CudaIpcServer * s, Client * c,
 }
 
 static void
-format_uuid (const guint8 uuid[CUDAIPC_UUID_LEN], gchar out[48])
-{
-  g_snprintf (out, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-      "%02x%02x%02x%02x%02x%02x", uuid[0], uuid[1], uuid[2], uuid[3],
-      uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10],
-      uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]);
-}
-
-static void
 client_handle_hello_locked (CudaIpcServer * s, Client * c,
     const CudaIpcHello * hello, GPtrArray * notices)
 {
@@ -263,17 +254,17 @@ client_handle_hello_locked (CudaIpcServer * s, Client * c,
   if (backend == CUDAIPC_BACKEND_CUDA &&
       memcmp (uuid, hello->uuid, CUDAIPC_UUID_LEN) != 0 &&
       (hello->caps & CUDAIPC_CAP_PEER)) {
-    gchar theirs[48];
+    gchar theirs[CUDAIPC_UUID_STRING_LEN];
 
-    format_uuid (hello->uuid, theirs);
+    cudaipc_uuid_format (hello->uuid, theirs);
     GST_INFO ("%s: consumer '%s' (pid %d) is on GPU %s and reads the slots "
         "through peer access", s->name, c->name, c->pid, theirs);
   } else if (backend == CUDAIPC_BACKEND_CUDA &&
       memcmp (uuid, hello->uuid, CUDAIPC_UUID_LEN) != 0) {
-    gchar ours[48], theirs[48];
+    gchar ours[CUDAIPC_UUID_STRING_LEN], theirs[CUDAIPC_UUID_STRING_LEN];
 
-    format_uuid (uuid, ours);
-    format_uuid (hello->uuid, theirs);
+    cudaipc_uuid_format (uuid, ours);
+    cudaipc_uuid_format (hello->uuid, theirs);
     text = g_strdup_printf ("the consumer's GPU differs from the producer's "
         "GPU %s", ours);
     client_drop_locked (s, c, CUDAIPC_BYE_DEVICE, text,

@@ -60,6 +60,16 @@ GST_START_TEST (test_host_device)
   fail_unless_equals_uint64 (g, (guint64) sysconf (_SC_PAGESIZE));
   cudaipc_device_get_uuid (dev, uuid);
   fail_unless (memcmp (uuid, zero, sizeof (uuid)) == 0);
+  {
+    guint8 u[CUDAIPC_UUID_LEN];
+    gchar text[CUDAIPC_UUID_STRING_LEN];
+
+    for (guint i = 0; i < CUDAIPC_UUID_LEN; i++)
+      u[i] = (guint8) (0xa0 + i);
+    cudaipc_uuid_format (u, text);
+    fail_unless_equals_string (text,
+        "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+  }
   fail_unless (cudaipc_device_get_context (dev) == NULL);
   fail_unless_equals_uint64 (cudaipc_device_round_up (dev, 1), g);
   fail_unless_equals_uint64 (cudaipc_device_round_up (dev, g), g);
