@@ -15,6 +15,8 @@ GST_DEBUG_CATEGORY_STATIC (cudaipc_gstcuda_debug);
 #define GST_CAT_DEFAULT cudaipc_gstcuda_debug
 
 #define GSTCUDA_LIBRARY "libgstcuda-1.0.so.0"
+/* GST_CUDA_MEMORY_TYPE_NAME */
+#define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
 
 /* GstCudaMemory's public head (gstcudamemory.h, 1.22 and 1.24): a
  * GstMemory, its GstCudaContext, then the GstVideoInfo of its layout. */
@@ -175,10 +177,19 @@ cudaipc_gstcuda_is_pool (GstBufferPool * pool)
   return pool != NULL && type != 0 && G_TYPE_CHECK_INSTANCE_TYPE (pool, type);
 }
 
-/* The output */
+GObject *
+cudaipc_gstcuda_memory_context (GstMemory * mem)
+{
+  GObject *ctx;
 
-static gint
-context_device (GObject * ctx)
+  if (mem == NULL || !gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME))
+    return NULL;
+  ctx = ((GstCudaMemoryHead *) mem)->context;
+  return ctx != NULL && G_IS_OBJECT (ctx) ? ctx : NULL;
+}
+
+gint
+cudaipc_gstcuda_context_device (GObject * ctx)
 {
   gint device_id = -1;
 
@@ -223,11 +234,12 @@ cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps, GstBufferPool * pool,
     GObject *pool_ctx = ((GstCudaBufferPoolHead *) pool)->context;
 
     if (pool_ctx != NULL && G_IS_OBJECT (pool_ctx) &&
-        context_device (pool_ctx) == context_device (ctx)) {
+        cudaipc_gstcuda_context_device (pool_ctx) ==
+        cudaipc_gstcuda_context_device (ctx)) {
       ctx = pool_ctx;
     } else {
       GST_INFO ("downstream's CUDA buffer pool is not on device %d: "
-          "copying into a pool of our own", context_device (ctx));
+          "copying into a pool of our own", cudaipc_gstcuda_context_device (ctx));
       pool = NULL;
     }
   }

@@ -45,6 +45,12 @@ gboolean cudaipc_gstcuda_can_wrap (void);
  * a process where nvcodec already loaded the library. */
 gpointer cudaipc_gstcuda_context_handle (GObject * ctx);
 
+/* The GstCudaContext of nvcodec's GstCudaMemory @mem (its public head;
+ * borrowed), or NULL when @mem is not one. Loads nothing. */
+GObject *cudaipc_gstcuda_memory_context (GstMemory * mem);
+/* The "cuda-device-id" of a GstCudaContext, -1 when it has none. */
+gint cudaipc_gstcuda_context_device (GObject * ctx);
+
 /* gst_cuda_ensure_element_context(): the GstCudaContext of device
  * @device_id shared with the pipeline (asked of neighbours, else made and
  * announced). *@ctx is kept when it is already set. */

@@ -624,23 +624,16 @@ release_stream (GstCuIpcSink * self)
 static void
 adopt_upstream_context (GstCuIpcSink * self, GstBuffer * buf)
 {
-  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
   GObject *uctx;
-  guint device_id = G_MAXUINT;
   CUcontext ctx;
 
   self->context_checked = TRUE;
-  if (self->stream == NULL || !gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME)
-      || cudaipc_server_get_generation (self->server) != 0)
+  if (self->stream == NULL ||
+      cudaipc_server_get_generation (self->server) != 0)
     return;
-  /* GstCudaMemory: a GstMemory, then its GstCudaContext (public layout) */
-  uctx = ((GObject **) (((GstMemory *) mem) + 1))[0];
-  if (uctx == NULL || !G_IS_OBJECT (uctx) ||
-      !g_object_class_find_property (G_OBJECT_GET_CLASS (uctx),
-          "cuda-device-id"))
-    return;
-  g_object_get (uctx, "cuda-device-id", &device_id, NULL);
-  if (device_id != (guint) cudaipc_device_get_ordinal (self->dev))
+  uctx = cudaipc_gstcuda_memory_context (gst_buffer_peek_memory (buf, 0));
+  if (uctx == NULL || cudaipc_gstcuda_context_device (uctx) !=
+      cudaipc_device_get_ordinal (self->dev))
     return;
   /* nvcodec loaded libgstcuda into this process with the memory */
   ctx = cudaipc_gstcuda_context_handle (uctx);
