@@ -403,6 +403,11 @@ copy_planes (CudaIpcGstCudaOut * out, GstBuffer * frame, guintptr src_ptr,
   }
   plane_layout (frame, &out->info, src_off, src_stride);
   plane_layout (dst, &((GstCudaMemoryHead *) mem)->info, dst_off, dst_stride);
+  GST_LOG ("copy %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT " strides %d/%d at "
+      "0x%" G_GINTPTR_MODIFIER "x into %" G_GSIZE_FORMAT "/%" G_GSIZE_FORMAT
+      " strides %d/%d at %p (%" G_GSIZE_FORMAT " bytes mapped)", src_off[0],
+      src_off[1], src_stride[0], src_stride[1], src_ptr, dst_off[0],
+      dst_off[1], dst_stride[0], dst_stride[1], map.data, map.size);
 
   res = cu->CtxPushCurrent (out->handle);
   for (guint p = 0; res == CUDA_SUCCESS &&

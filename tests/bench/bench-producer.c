@@ -160,11 +160,13 @@ bench_run_producer (Transport t)
       }
       sink = bench_make ("shmsink", "sink");
       if (sink) {
-        /* the area holds ring-size frames, each page-aligned */
+        /* the area holds --shm-frames (else ring-size) frames, each
+         * page-aligned */
         guint64 frame_size = (info.size + 4095) & ~(guint64) 4095;
+        guint frames = opts.shm_frames ? opts.shm_frames : opts.ring_size;
 
         g_object_set (sink, "socket-path", opts.socket, "shm-size",
-            (guint) (opts.ring_size * frame_size + 4096),
+            (guint) (frames * frame_size + 4096),
             "wait-for-connection", TRUE, NULL);
         g_signal_connect (sink, "client-connected",
             G_CALLBACK (on_client_connected), &p);

@@ -214,6 +214,8 @@ json_environment (GString * s)
   json_kv_int (s, in, "warmup", TRUE, opts.warmup, TRUE);
   json_kv_int (s, in, "seconds", TRUE, opts.seconds, TRUE);
   json_kv_int (s, in, "ring_size", TRUE, opts.ring_size, TRUE);
+  json_kv_int (s, in, "shm_frames", TRUE, opts.shm_frames ? opts.shm_frames :
+      opts.ring_size, TRUE);
   json_kv_int (s, in, "consumer_device", TRUE, opts.consumer_device, TRUE);
   json_kv_int (s, in, "rate", TRUE, opts.rate, TRUE);
   json_kv_str (s, in, "stamp", opts.stamp, TRUE);

@@ -162,6 +162,7 @@ child_argv (Row * row, const gchar * role, gint index)
   ARG ("--warmup", "%d", opts.warmup);
   ARG ("--seconds", "%d", opts.seconds);
   ARG ("--ring-size", "%d", opts.ring_size);
+  ARG ("--shm-frames", "%d", opts.shm_frames);
   ARG ("--consumer-device", "%d", opts.consumer_device);
   ARG ("--rate", "%d", opts.rate);
   ARG ("--stamp", "%s", opts.stamp);

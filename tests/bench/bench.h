@@ -47,7 +47,8 @@ typedef struct
   gint kill_after;
   /* every role */
   gchar *memory, *plugin, *stamp;
-  gint frames, warmup, seconds, ring_size, timeout, consumer_device, rate;
+  gint frames, warmup, seconds, ring_size, shm_frames, timeout, consumer_device,
+      rate;
   /* producer and consumer */
   gchar *transport, *socket, *samples;
   gint width, height, clients, index, idle, parent;

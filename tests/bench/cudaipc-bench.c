@@ -111,6 +111,9 @@ static GOptionEntry entries[] = {
       "stop pushing after S seconds, 0: never (default 30)", "S"},
   {"ring-size", 0, 0, G_OPTION_ARG_INT, &opts.ring_size,
       "ring slots (a), frames the shm area holds (b) (default 4)", "R"},
+  {"shm-frames", 0, 0, G_OPTION_ARG_INT, &opts.shm_frames,
+        "frames the shm area of (b) holds, 0: --ring-size (default 0)",
+      "N"},
   {"rate", 0, 0, G_OPTION_ARG_INT, &opts.rate,
         "frames/s the producer pushes at, 0: as fast as the path takes them "
         "(default 0)", "R"},
@@ -283,9 +286,11 @@ main (int argc, char **argv)
     return 2;
   }
   if (opts.frames < 1 || opts.warmup < 0 || opts.ring_size < 2 ||
-      opts.timeout < 1 || opts.consumer_device < 0 || opts.rate < 0) {
+      opts.shm_frames < 0 || opts.timeout < 1 || opts.consumer_device < 0 ||
+      opts.rate < 0) {
     g_printerr ("need --frames >= 1, --warmup >= 0, --ring-size >= 2, "
-        "--timeout >= 1, --consumer-device >= 0, --rate >= 0\n");
+        "--shm-frames >= 0, --timeout >= 1, --consumer-device >= 0, "
+        "--rate >= 0\n");
     return 2;
   }
 

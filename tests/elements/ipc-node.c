@@ -405,24 +405,89 @@ run_producer (const gchar * socket_path)
   return 0;
 }
 
+/* Where a frame with the layout of @meta (strides or offsets other than
+ * the caps' own, e.g. nvcodec's pitched GstCudaMemory) first differs from
+ * the pattern of @key: the pattern is written in the caps' layout, so each
+ * row's visible bytes are compared with the same row of a frame filled
+ * that way. Returns the byte of @data that differs, or -1. */
+static gssize
+check_pattern_rows (const guint8 * data, gsize size, const GstVideoInfo * info,
+    const GstVideoMeta * meta, guint key)
+{
+  const GstVideoFormatInfo *finfo = info->finfo;
+  g_autofree guint8 *want = g_malloc (info->size);
+
+  cudaipc_test_fill_pattern (want, info->size, key, 0);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (info); p++) {
+    gint comp[GST_VIDEO_MAX_COMPONENTS];
+    gsize row_bytes;
+    guint rows;
+
+    gst_video_format_info_component (finfo, p, comp);
+    row_bytes = (gsize) GST_VIDEO_INFO_COMP_WIDTH (info, comp[0]) *
+        GST_VIDEO_INFO_COMP_PSTRIDE (info, comp[0]);
+    rows = GST_VIDEO_INFO_COMP_HEIGHT (info, comp[0]);
+    for (guint r = 0; r < rows; r++) {
+      gsize at = meta->offset[p] + (gsize) r * meta->stride[p];
+      const guint8 *w = want + info->offset[p] + (gsize) r * info->stride[p];
+
+      if (at + row_bytes > size)
+        return (gssize) MIN (at, size);
+      if (memcmp (data + at, w, row_bytes) != 0)
+        return (gssize) at;
+    }
+  }
+  return -1;
+}
+
+static gboolean
+same_layout (const GstVideoInfo * info, const GstVideoMeta * meta)
+{
+  for (guint p = 0; meta && p < GST_VIDEO_INFO_N_PLANES (info); p++)
+    if (meta->offset[p] != info->offset[p] ||
+        meta->stride[p] != info->stride[p])
+      return FALSE;
+  return TRUE;
+}
+
 /* Checks a frame against the pattern of its offset; TRUE when intact. */
 static gboolean
 frame_ok (GstSample * sample)
 {
+  static gboolean reported;
   GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  guint key = (guint) GST_BUFFER_OFFSET (buf);
   GstVideoInfo info;
   GstMapInfo map;
-  gboolean ok;
+  gssize at;
 
   if (!gst_video_info_from_caps (&info, gst_sample_get_caps (sample)))
     return FALSE;
   if (!gst_buffer_map (buf, &map, GST_MAP_READ))
     return FALSE;
-  ok = map.size >= info.size &&
-      cudaipc_test_check_pattern (map.data, info.size,
-      (guint) GST_BUFFER_OFFSET (buf), 0) < 0;
+  if (same_layout (&info, meta))
+    at = map.size >= info.size ?
+        cudaipc_test_check_pattern (map.data, info.size, key, 0) : 0;
+  else
+    at = check_pattern_rows (map.data, map.size, &info, meta, key);
+  if (at >= 0 && !reported) {
+    GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+
+    /* once: where the first damaged frame differs, and its layout */
+    reported = TRUE;
+    g_printerr ("frame %u differs at byte %" G_GSSIZE_FORMAT " of %"
+        G_GSIZE_FORMAT " (%u memories, first %s); planes at %" G_GSIZE_FORMAT
+        "/%" G_GSIZE_FORMAT ", strides %d/%d\n", key, at, map.size,
+        gst_buffer_n_memory (buf), mem->allocator ?
+        mem->allocator->mem_type : "?",
+        meta ? meta->offset[0] : info.offset[0],
+        meta ? meta->offset[1] : info.offset[1],
+        meta ? meta->stride[0] : info.stride[0],
+        meta ? meta->stride[1] : info.stride[1]);
+  }
   gst_buffer_unmap (buf, &map);
-  return ok;
+  return at < 0;
 }
 
 static int
