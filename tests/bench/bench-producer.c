@@ -57,6 +57,27 @@ on_client_connected (GstElement * shmsink, gint fd, gpointer data)
   g_atomic_int_inc (&p->n_clients);
 }
 
+/* (b) with cudadownload: shmsink's answer to the allocation query offers
+ * its allocator, and cudadownload's pool then takes its buffers from the
+ * shm area and keeps them while idle. Once the area is spent that way the
+ * pool's next buffer comes from the heap, shmsink waits for a free block
+ * to copy it into, and none comes: the pipeline stalls (seen with one
+ * consumer on GStreamer 1.22). The allocator is taken out of the answer,
+ * so shmsink copies every frame into its area, as it does for any upstream
+ * that does not use its allocator. */
+static GstPadProbeReturn
+strip_allocator (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION &&
+      (GST_PAD_PROBE_INFO_TYPE (info) & GST_PAD_PROBE_TYPE_PULL)) {
+    while (gst_query_get_n_allocation_params (query) > 0)
+      gst_query_remove_nth_allocation_param (query, 0);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
 /* (b): stamp, index and flags into the frame's first bytes; in place when
  * the memory is ours alone, else in a memory of their own in front of
  * the rest of the frame (shared, not copied): shmsink copies either into
@@ -216,6 +237,9 @@ bench_run_producer (Transport t)
 
   pad = gst_element_get_static_pad (sink, "sink");
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, stamp_probe, &p, NULL);
+  if (t == TRANSPORT_SHM && bench_use_cuda ())
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, strip_allocator,
+        NULL, NULL);
   gst_object_unref (pad);
 
   bus = gst_element_get_bus (pipeline);
