@@ -38,24 +38,40 @@ read_cpu_model (void)
   return model ? model : g_strdup ("unknown");
 }
 
+/* TRUE for a driver version: digits with at least one dot ("580.65.06") */
+static gboolean
+is_version (const gchar * w)
+{
+  gboolean dot = FALSE;
+
+  if (!g_ascii_isdigit (*w))
+    return FALSE;
+  for (; *w; w++) {
+    if (*w == '.')
+      dot = TRUE;
+    else if (!g_ascii_isdigit (*w))
+      return FALSE;
+  }
+  return dot;
+}
+
 static gchar *
 read_nvidia_driver (void)
 {
   gchar *text = NULL, *version = NULL;
 
-  /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..." */
+  /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  ..." or
+   * "... Open Kernel Module for x86_64  580.82.07  Release Build ...":
+   * the first word after "Module" that is a version */
   if (g_file_get_contents ("/proc/driver/nvidia/version", &text, NULL, NULL)) {
     gchar **words = g_strsplit_set (text, " \t\n", -1);
+    gboolean after_module = FALSE;
 
     for (guint i = 0; words[i] && !version; i++) {
-      if (g_str_equal (words[i], "Module")) {
-        for (guint j = i + 1; words[j]; j++) {
-          if (*words[j]) {
-            version = g_strdup (words[j]);
-            break;
-          }
-        }
-      }
+      if (g_str_equal (words[i], "Module"))
+        after_module = TRUE;
+      else if (after_module && is_version (words[i]))
+        version = g_strdup (words[i]);
     }
     g_strfreev (words);
     g_free (text);

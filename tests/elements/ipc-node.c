@@ -14,7 +14,9 @@
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
  *       [--download] [--max-frames M]
- *     cudaipcsrc ! [cudadownload !] appsink. Checks every frame against the
+ *     cudaipcsrc ! [cudadownload ! video/x-raw !] appsink (the capsfilter
+ *     keeps cudadownload from passing CUDA memory through to appsink,
+ *     which takes anything). Checks every frame against the
  *     pattern of its offset when it arrives, keeps the last H frames held
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
@@ -85,7 +87,8 @@ static GOptionEntry entries[] = {
   {"min-devices", 0, 0, G_OPTION_ARG_INT, &min_devices,
       "probe: devices needed", "N"},
   {"src", 0, 0, G_OPTION_ARG_STRING, &src_props, "src properties", "P"},
-  {"download", 0, 0, G_OPTION_ARG_NONE, &download, "cudadownload", NULL},
+  {"download", 0, 0, G_OPTION_ARG_NONE, &download,
+      "cudadownload into system memory", NULL},
   {"max-frames", 0, 0, G_OPTION_ARG_INT, &max_frames, "stop after", "M"},
   {"mode", 0, 0, G_OPTION_ARG_STRING, &mode, "rogue behaviour", "M"},
   {"as-user", 0, 0, G_OPTION_ARG_STRING, &as_user,
@@ -507,7 +510,7 @@ run_consumer (const gchar * socket_path)
 
   desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" ! %s "
       "appsink name=sink sync=false", socket_path,
-      download ? "cudadownload !" : "");
+      download ? "cudadownload ! video/x-raw !" : "");
   pipeline = parse_pipeline (desc);
   g_free (desc);
   if (!pipeline)
