@@ -151,6 +151,8 @@ struct _GstCuIpcSink
   /* object lock: render()'s counters since start() */
   guint64 driver_calls;
   guint64 host_syncs;
+  guint64 copies_from_gpu;      /* memories copied from GPU memory */
+  guint64 copies_from_host;     /* and from host memory */
 
   /* posts the counters every stats-interval; start() to stop() */
   CudaIpcTicker *ticker;
@@ -242,7 +244,9 @@ get_stats_locked (GstCuIpcSink * self)
   else
     st = cudaipc_server_get_stats (NULL);
   gst_structure_set (st, "driver-calls", G_TYPE_UINT64,
-      self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs, NULL);
+      self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs,
+      "copies-from-gpu", G_TYPE_UINT64, self->copies_from_gpu,
+      "copies-from-host", G_TYPE_UINT64, self->copies_from_host, NULL);
   return st;
 }
 
@@ -460,6 +464,8 @@ typedef struct
   GstCuIpcSink *self;
   guint calls;                  /* CUDA driver calls */
   guint syncs;                  /* fallback stream synchronisations */
+  guint from_gpu;               /* memories copied device to device */
+  guint from_host;              /* memories copied from host memory */
 } RenderCounts;
 
 static void
@@ -477,12 +483,16 @@ drop_pending (GstCuIpcSink * self)
   g_queue_clear_full (&self->pending, pending_free);
 }
 
+/* Adds one render()'s counts to the element's (the host backend's
+ * have no driver calls, only copies). */
 static void
 count_driver_calls (GstCuIpcSink * self, const RenderCounts * rc)
 {
   GST_OBJECT_LOCK (self);
   self->driver_calls += rc->calls;
   self->host_syncs += rc->syncs;
+  self->copies_from_gpu += rc->from_gpu;
+  self->copies_from_host += rc->from_host;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -736,6 +746,8 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   g_clear_pointer (&self->last_stats, gst_structure_free);
   self->driver_calls = 0;
   self->host_syncs = 0;
+  self->copies_from_gpu = 0;
+  self->copies_from_host = 0;
   stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
@@ -827,10 +839,10 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 /* Copies every memory of @buf, in order, contiguously to @dst: memcpy for
  * the host backend; for the cuda backend, queued on the copy stream (the
  * device's context current), where the copies may still be in flight when
- * it returns. Counts the driver calls in @calls. */
+ * it returns. Counts the driver calls and the copies by source in @rc. */
 static gboolean
 copy_buffer (GstCuIpcSink * self, GstBuffer * buf, guintptr dst,
-    guint64 * copied, guint * calls, GError ** error)
+    guint64 * copied, RenderCounts * rc, GError ** error)
 {
   const CudaIpcCudaFuncs *cu = self->stream ? cudaipc_cuda () : NULL;
   guint n = gst_buffer_n_memory (buf);
@@ -846,12 +858,14 @@ copy_buffer (GstCuIpcSink * self, GstBuffer * buf, guintptr dst,
      * keeps the memory */
     if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
         gst_memory_map (mem, &map, GST_MAP_READ | MAP_CUDA)) {
-      (*calls)++;
+      rc->calls++;
+      rc->from_gpu++;
       res = cu->MemcpyDtoDAsync ((CUdeviceptr) (dst + offset),
           (CUdeviceptr) (guintptr) map.data, map.size, self->stream);
     } else if (gst_memory_map (mem, &map, GST_MAP_READ)) {
+      rc->from_host++;
       if (cu) {
-        (*calls)++;
+        rc->calls++;
         res = cu->MemcpyHtoDAsync ((CUdeviceptr) (dst + offset), map.data,
             map.size, self->stream);
       } else {
@@ -1085,7 +1099,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     }
   }
   if (ok)
-    ok = copy_buffer (self, buf, dst, &copied, &rc.calls, &error);
+    ok = copy_buffer (self, buf, dst, &copied, &rc, &error);
   /* GPU ordering: the slot's event completes once the copy has landed */
   if (ok && fence) {
     rc.calls++;
@@ -1138,6 +1152,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     }
   } else {
     n_clients = cudaipc_server_publish (self->server, slot, &f);
+    count_driver_calls (self, &rc);
   }
   GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in slot %u "
       "to %u client(s)", f.seq, slot, n_clients);
@@ -1149,8 +1164,7 @@ copy_failed:
     cudaipc_device_pop (self->dev);
     rc.calls++;
   }
-  if (self->stream)
-    count_driver_calls (self, &rc);
+  count_driver_calls (self, &rc);
   GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
       ("Cannot copy the frame into the shared ring: %s", error->message),
       ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
@@ -1395,7 +1409,10 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * generation (guint: the ring's), driver-calls (guint64: CUDA driver
    * calls made by render() since start), host-syncs (guint64: copy-stream
    * synchronisations on the host, the fallback for a consumer that does
-   * not wait on interprocess events or a slot without one), and
+   * not wait on interprocess events or a slot without one),
+   * copies-from-gpu and copies-from-host (guint64: memories of upstream's
+   * buffers copied into slots from GPU memory, device to device, and from
+   * host memory, since start), and
    * client-stats, an array of "cudaipcsink-client" structures with name
    * (string), pid (int), frames-sent (guint64), frames-released (guint64),
    * held (guint: slots of the current ring it holds now) and events

@@ -10,7 +10,9 @@
  *     appsrc ! [cudaupload !] cudaipcsink. Frame i is NV12 filled with the
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
  *     for C ready clients before playing. Prints one line:
- *     "producer frames=N published=P dropped=D elapsed_us=T".
+ *     "producer frames=N published=P dropped=D joined=J left=L warnings=W
+ *      from_gpu=G from_host=H elapsed_us=T" (G, H: the sink's
+ *      copies-from-gpu and copies-from-host).
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
  *       [--download] [--max-frames M]
@@ -271,7 +273,7 @@ run_producer (const gchar * socket_path)
 {
   GstElement *pipeline, *src, *sink;
   GstStructure *stats = NULL;
-  guint64 published = 0, dropped = 0;
+  guint64 published = 0, dropped = 0, from_gpu = 0, from_host = 0;
   Resources steady = { 0 }, end = { 0 };
   gint64 t0, t1;
   gboolean eos = FALSE;
@@ -393,13 +395,16 @@ run_producer (const gchar * socket_path)
   if (stats) {
     gst_structure_get_uint64 (stats, "frames-published", &published);
     gst_structure_get_uint64 (stats, "frames-dropped", &dropped);
+    gst_structure_get_uint64 (stats, "copies-from-gpu", &from_gpu);
+    gst_structure_get_uint64 (stats, "copies-from-host", &from_host);
     gst_structure_free (stats);
   }
   g_print ("producer frames=%d published=%" G_GUINT64_FORMAT " dropped=%"
-      G_GUINT64_FORMAT " joined=%d left=%d warnings=%d elapsed_us=%"
+      G_GUINT64_FORMAT " joined=%d left=%d warnings=%d from_gpu=%"
+      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " elapsed_us=%"
       G_GINT64_FORMAT "\n", frames, published, dropped,
       g_atomic_int_get (&n_joined), g_atomic_int_get (&n_left),
-      g_atomic_int_get (&n_warnings), t1 - t0);
+      g_atomic_int_get (&n_warnings), from_gpu, from_host, t1 - t0);
 
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);

@@ -51,6 +51,9 @@ GST_START_TEST (test_bit_exact_frames)
   fail_unless_equals_uint64 (field (c, "bad"), 0);
   fail_unless_equals_uint64 (field (c, "first"), 0);
   fail_unless_equals_uint64 (field (c, "last"), 59);
+  /* frames in system memory: one host copy each, none from the GPU */
+  fail_unless_equals_uint64 (field (p, "from_host"), 60);
+  fail_unless_equals_uint64 (field (p, "from_gpu"), 0);
   /* appsink offers no CUDA pool: the imported slots go out */
   fail_unless_equals_uint64 (field (c, "output"), 0);
   node_free (p);
@@ -172,6 +175,10 @@ GST_START_TEST (test_cuda_memory_both_ends)
   assert_exit_ok (c);
   fail_unless_equals_uint64 (field (c, "frames"), 60);
   fail_unless_equals_uint64 (field (c, "bad"), 0);
+  /* no CPU round trip on the producer: every frame copied device to
+   * device from cudaupload's memory */
+  fail_unless_equals_uint64 (field (p, "from_gpu"), 60);
+  fail_unless_equals_uint64 (field (p, "from_host"), 0);
   node_free (p);
   node_free (c);
 }

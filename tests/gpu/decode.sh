@@ -4,8 +4,9 @@
 # gpu suite: an H.264 clip decoded by nvh264dec into cudaipcsink, received
 # by cudaipcsrc in another process, downloaded with cudadownload and
 # checksummed frame by frame; the checksums must equal those of the same
-# clip decoded and downloaded in one process. Exits 77 (skip) without a
-# GPU or without nvh264dec.
+# clip decoded and downloaded in one process; and the sink's stats must
+# show every decoded frame copied device to device (no CPU round trip).
+# Exits 77 (skip) without a GPU or without nvh264dec.
 set -euo pipefail
 
 clip=$1
@@ -24,9 +25,19 @@ timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! 
 timeout 60 gst-launch-1.0 -q cudaipcsrc socket-path="$sock" ! cudadownload ! \
   video/x-raw,format=NV12 ! checksumsink >"$dir/ipc" &
 consumer=$!
-timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
-  cudaipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false
+timeout 60 gst-launch-1.0 -m filesrc location="$clip" ! h264parse ! nvh264dec ! \
+  cudaipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false \
+  stats-interval=5 >"$dir/producer"
 wait $consumer
+
+# the largest counts any of the sink's periodic stats messages showed
+most() { grep -o "$1=(guint64)[0-9]*" "$dir/producer" | grep -o '[0-9]*$' | sort -n | tail -n 1; }
+from_gpu=$(most copies-from-gpu)
+from_host=$(most copies-from-host)
+echo "sink: ${from_gpu:-no} copies from GPU memory, ${from_host:-no} from host memory"
+if [ -z "$from_gpu" ] || [ "$from_gpu" -eq 0 ] || [ "$from_host" -ne 0 ]; then
+  echo "nvh264dec's frames did not all reach the ring device to device"; exit 1
+fi
 
 n_ref=$(sums "$dir/ref" | wc -l)
 n_ipc=$(sums "$dir/ipc" | wc -l)
