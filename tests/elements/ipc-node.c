@@ -7,7 +7,9 @@
  *   ipc-node producer SOCKET [--frames N] [--width W --height H]
  *       [--switch-at K --width2 W2 --height2 H2] [--clients C] [--fps F]
  *       [--sink "prop=value ..."] [--upload]
- *     appsrc ! [cudaupload !] cudaipcsink. Frame i is NV12 filled with the
+ *     appsrc ! [cudaupload ! video/x-raw(memory:CUDAMemory) !] cudaipcsink
+ *     (the sink takes system memory too: without the capsfilter cudaupload
+ *     would pass the frames through). Frame i is NV12 filled with the
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
  *     for C ready clients before playing. Prints one line:
  *     "producer frames=N published=P dropped=D joined=J left=L warnings=W
@@ -282,7 +284,8 @@ run_producer (const gchar * socket_path)
   desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
       "block=true max-bytes=1 ! %s cudaipcsink name=sink sync=false "
       "socket-path=\"%s\"",
-      upload ? "cudaupload !" : "", socket_path);
+      upload ? "cudaupload ! video/x-raw(memory:CUDAMemory) !" : "",
+      socket_path);
   pipeline = parse_pipeline (desc);
   g_free (desc);
   if (!pipeline)
