@@ -53,6 +53,18 @@ static struct
       gpointer user_data, GDestroyNotify notify);
 } lib;
 
+static void
+debug_init (void)
+{
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once)) {
+    GST_DEBUG_CATEGORY_INIT (cudaipc_gstcuda_debug, "cudaipcgstcuda", 0,
+        "GStreamer's CUDA library, bound at run time");
+    g_once_init_leave (&once, 1);
+  }
+}
+
 static GModule *
 open_library (void)
 {
@@ -60,8 +72,7 @@ open_library (void)
   static gsize once = 0;
 
   if (g_once_init_enter (&once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_gstcuda_debug, "cudaipcgstcuda", 0,
-        "GStreamer's CUDA library, bound at run time");
+    debug_init ();
     module = g_module_open (GSTCUDA_LIBRARY,
         G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
     if (module == NULL) {
@@ -93,6 +104,7 @@ cudaipc_gstcuda_load (void)
   static gsize once = 0;
 
   if (g_once_init_enter (&once)) {
+#if CUDAIPC_WITH_GSTCUDA
     GModule *module = open_library ();
     const struct
     {
@@ -129,6 +141,11 @@ cudaipc_gstcuda_load (void)
     loaded = ok;
     GST_INFO ("%s: %s%s", GSTCUDA_LIBRARY, ok ? "loaded" : "not usable",
         ok && lib.alloc_wrapped ? ", wraps device memory" : "");
+#else
+    debug_init ();
+    loaded = FALSE;
+    GST_INFO ("built with -Dcuda-gst=disabled: no GstCudaMemory output");
+#endif
     g_once_init_leave (&once, 1);
   }
   return loaded;

@@ -1184,6 +1184,7 @@ gst_cu_ipc_sink_event (GstBaseSink * bsink, GstEvent * event)
     case GST_EVENT_TAG:
     case GST_EVENT_CUSTOM_DOWNSTREAM:
     case GST_EVENT_CUSTOM_DOWNSTREAM_STICKY:
+    case GST_EVENT_CUSTOM_BOTH:
       if (self->server && !cudaipc_server_send_event (self->server, event,
               gst_element_get_current_running_time (GST_ELEMENT (self)),
               &error)) {
