@@ -121,9 +121,24 @@ cudaipc_server_wake_io (CudaIpcServer * s)
   /* EAGAIN: the counter is already non-zero, the thread will wake */
 }
 
+/* Most messages read from a client's socket before it is closed. */
+#define MAX_DRAIN_MSGS 1024
+
 static void
 client_free (Client * c)
 {
+  /* A socket closed with unread messages makes the peer's next read fail
+   * with ECONNRESET, ahead of the BYE we sent: so read what it sent (its
+   * fds closed with each message) until nothing is left, or enough. */
+  for (guint i = 0; c->conn && i < MAX_DRAIN_MSGS; i++) {
+    CudaIpcMsg msg;
+    gint ret = cudaipc_conn_recv (c->conn, &msg);
+
+    if (ret == 0)
+      cudaipc_msg_clear (&msg);
+    else if (ret == -EAGAIN || ret == -EPIPE)
+      break;
+  }
   cudaipc_conn_free (c->conn);
   g_free (c->name);
   g_free (c->reason);
@@ -292,13 +307,14 @@ client_handle_release_locked (CudaIpcServer * s, Client * c,
 {
   gint ret;
 
-  if (s->ring == NULL) {
-    GST_DEBUG ("%s: client %u released slot %u of generation %u, but there "
-        "is no ring", s->name, c->id, rel->slot, rel->generation);
-    return;
-  }
-
-  ret = cudaipc_ring_release (s->ring, &c->lease, rel->slot, rel->generation);
+  ret = s->ring == NULL ? -ENOENT : cudaipc_ring_release (s->ring, &c->lease,
+      rel->slot, rel->generation);
+  /* an old generation's release is one of the frames it held when that
+   * ring was replaced, or it is a lie: a newer generation than ours, or
+   * more of them than it held */
+  if (ret == -ESTALE && (rel->generation > s->generation ||
+          c->stale_allowed == 0))
+    ret = -ENOENT;
   switch (ret) {
     case 0:
       c->released++;
@@ -306,12 +322,14 @@ client_handle_release_locked (CudaIpcServer * s, Client * c,
       break;
     case -ESTALE:
       c->released++;
+      c->stale_allowed--;
       GST_DEBUG ("%s: client %u released slot %u of old generation %u",
           s->name, c->id, rel->slot, rel->generation);
       break;
     default:{
       /* -ERANGE: no such slot; -ENOENT: not held by this client */
       const gchar *what = ret == -ERANGE ? "which does not exist" :
+          rel->generation > s->generation ? "a generation not made yet" :
           "which it does not hold";
 
       client_drop_locked (s, c, CUDAIPC_BYE_PROTOCOL,

@@ -26,6 +26,9 @@ typedef struct
   CudaIpcLease lease;
   guint64 sent;                 /* FRAMEs sent */
   guint64 released;             /* RELEASEs accepted (stale ones too) */
+  guint stale_allowed;          /* frames of replaced rings it still held
+                                 * when they were replaced: the RELEASEs of
+                                 * an old generation it may still send */
   gint64 hello_deadline;        /* monotonic time its HELLO is due by */
   guint32 caps;                 /* HELLO capabilities in effect: its and ours */
   gboolean ready;               /* handshake done: gets frames and events */

@@ -489,6 +489,14 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
       " bytes for frames of %" G_GUINT64_FORMAT " bytes", s->name,
       s->generation, s->n_slots, cudaipc_ring_get_slot_size (ring), size);
 
+  /* what each consumer still holds of the old ring it releases later, as
+   * releases of an old generation; more of those than that is a protocol
+   * error (a flood) */
+  for (GList * l = s->clients; s->ring && l; l = l->next) {
+    Client *c = l->data;
+
+    c->stale_allowed += cudaipc_ring_lease_count (s->ring, &c->lease);
+  }
   /* consumers keep their own imports of the old one */
   cudaipc_ring_free (s->ring);
   s->ring = ring;

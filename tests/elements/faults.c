@@ -148,7 +148,7 @@ rogue_case (const gchar * mode, gboolean after_handshake)
   /* a rogue that gets past the handshake is waited for, so that it acts
    * while frames flow (300 frames paced over a second) */
   p = spawn_node ("producer", "--frames", "300", "--fps", "300",
-      "--clients", after_handshake ? "2" : "1", "--sink",
+      "--clients", after_handshake ? "2" : "1", "--resources", "--sink",
       "backend=" BACKEND " ring-size=4", NULL);
   wait_node (rogue, 60);
   wait_node (p, 60);
@@ -161,6 +161,13 @@ rogue_case (const gchar * mode, gboolean after_handshake)
   fail_unless (field (p, "warnings") >= 1, "no warning about the rogue");
   fail_unless_equals_uint64 (field (good, "frames"), 300);
   fail_unless_equals_uint64 (field (good, "bad"), 0);
+  /* every fd the rogue sent is closed again (its connection may or may
+   * not have been open at the first sample: sockets are not compared),
+   * and the connections are gone: the good one's at least */
+  fail_unless_equals_uint64 (field (p, "other_fds_end"),
+      field (p, "other_fds_start"));
+  fail_unless (field (p, "fds_end") < field (p, "fds_start"),
+      "the consumers' connections are still open");
   node_free (p);
   node_free (good);
   node_free (rogue);

@@ -225,18 +225,30 @@ bus_ok (GstElement * pipeline, GstClockTime timeout, gboolean * eos)
 typedef struct
 {
   guint fds;
+  guint other_fds;              /* of them, those that are no socket */
   guint64 rss_kb;
   guint64 gpu_free;
 } Resources;
 
+/* Open fds, and in @other those that are no socket (memfds, files, the
+ * fds a peer sent): a consumer's connection closes between two samples,
+ * the rest must match. */
 static guint
-count_fds (void)
+count_fds (guint * other)
 {
   GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const gchar *name;
   guint n = 0;
 
-  while (dir && g_dir_read_name (dir))
+  *other = 0;
+  while (dir && (name = g_dir_read_name (dir))) {
+    g_autofree gchar *path = g_build_filename ("/proc/self/fd", name, NULL);
+    g_autofree gchar *target = g_file_read_link (path, NULL);
+
     n++;
+    if (target && !g_str_has_prefix (target, "socket:"))
+      (*other)++;
+  }
   if (dir)
     g_dir_close (dir);
   return n;
@@ -260,7 +272,7 @@ sample_resources (Resources * r)
 {
   CudaIpcDevice *dev = NULL;
 
-  r->fds = count_fds ();
+  r->fds = count_fds (&r->other_fds);
   r->rss_kb = rss_kb ();
   r->gpu_free = 0;
   if (g_strstr_len (sink_props ? sink_props : "", -1, "backend=cuda"))
@@ -387,11 +399,12 @@ run_producer (const gchar * socket_path)
       g_usleep (10000);
     }
     sample_resources (&end);
-    g_print ("resources fds_start=%u fds_end=%u rss_start_kb=%"
-        G_GUINT64_FORMAT " rss_end_kb=%" G_GUINT64_FORMAT " gpu_free_start=%"
-        G_GUINT64_FORMAT " gpu_free_end=%" G_GUINT64_FORMAT "\n",
-        steady.fds, end.fds, steady.rss_kb, end.rss_kb, steady.gpu_free,
-        end.gpu_free);
+    g_print ("resources fds_start=%u fds_end=%u other_fds_start=%u "
+        "other_fds_end=%u rss_start_kb=%" G_GUINT64_FORMAT " rss_end_kb=%"
+        G_GUINT64_FORMAT " gpu_free_start=%" G_GUINT64_FORMAT
+        " gpu_free_end=%" G_GUINT64_FORMAT "\n", steady.fds, end.fds,
+        steady.other_fds, end.other_fds, steady.rss_kb, end.rss_kb,
+        steady.gpu_free, end.gpu_free);
   }
 
   g_object_get (sink, "stats", &stats, NULL);
@@ -600,10 +613,13 @@ run_consumer (const gchar * socket_path)
 /* A misbehaving consumer speaking the protocol directly. Modes:
  *   garbage      a datagram of random bytes after the handshake
  *   bad-release  a RELEASE for a slot it does not hold
- *   flood        thousands of HELLOs after the handshake
+ *   flood        thousands of RELEASEs of generation 0 (before the first
+ *                ring: none of them for a frame it was sent), as fast as
+ *                it can
  *   bad-version  a HELLO with protocol version 99
  *   bad-backend  a HELLO naming the other backend
- *   fd-junk      a message of a type that carries no fds, with fds
+ *   fd-junk      a SLOT, a message only a producer sends, with an fd that
+ *                is no memory handle (/dev/null)
  *   mute         reads nothing for 3 s after the handshake (so it never
  *                releases the frames it is sent)
  * Prints "rogue mode=M closed=1" once the producer closed the connection
@@ -657,11 +673,9 @@ run_rogue (const gchar * socket_path)
     msg.u.release.slot = 63;
     cudaipc_conn_send (conn, &msg);
   } else if (g_str_equal (mode, "flood")) {
-    cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
-    msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
-    msg.u.hello.backend = backend;
-    memcpy (msg.u.hello.uuid, uuid, sizeof (uuid));
-    msg.u.hello.name = "rogue";
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
+    msg.u.release.generation = 0;
+    msg.u.release.slot = 0;
     cudaipc_conn_set_nonblocking (conn, TRUE);
     for (guint i = 0; i < 20000; i++)
       if (cudaipc_conn_send (conn, &msg) < 0)

@@ -821,6 +821,87 @@ GST_START_TEST (test_stale_release_ignored)
 
 GST_END_TEST;
 
+/* Releases of old generations are allowed for the frames a consumer held
+ * when their ring was replaced, and no more: a flood of them, or a release
+ * of a generation not made yet, drops that consumer; another loses
+ * nothing. */
+GST_START_TEST (test_release_flood_dropped)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg old, cur, g;
+  CudaIpcConn *flood, *future, *good;
+  GError *err = NULL;
+  CudaIpcMsg msg;
+
+  flood = join ("flood");
+  future = join ("future");
+  good = join ("good");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  old = produce (s, page, 1);
+  for (guint i = 0; i < 3; i++) {
+    CudaIpcConn *c = i == 0 ? flood : i == 1 ? future : good;
+
+    expect_ring (c, 1, 2, 1, CAPS_SMALL, NULL);
+    expect_frame (c, &g);
+  }
+
+  /* generation 2 while everyone holds the frame of generation 1 */
+  fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  cur = produce (s, 3 * page, 2);
+  fail_unless_equals_int (cur.generation, 2);
+  for (guint i = 0; i < 3; i++) {
+    CudaIpcConn *c = i == 0 ? flood : i == 1 ? future : good;
+
+    recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+    cudaipc_msg_clear (&msg);
+    expect_ring (c, 2, 2, 2, CAPS_LARGE, NULL);
+    expect_frame (c, &g);
+  }
+
+  /* the one old frame each held: accepted; then the flood begins */
+  send_release (flood, old.generation, old.slot, old.seq);
+  send_release (good, old.generation, old.slot, old.seq);
+  for (guint i = 0; i < 50; i++) {
+    CudaIpcMsg rel;
+
+    /* the producer may hang up mid-flood: sends may then fail */
+    cudaipc_msg_init (&rel, CUDAIPC_MSG_RELEASE);
+    rel.u.release.generation = old.generation;
+    rel.u.release.slot = old.slot;
+    rel.u.release.seq = old.seq;
+    if (cudaipc_conn_send (flood, &rel) != 0)
+      break;
+  }
+  send_release (future, cur.generation + 1, cur.slot, cur.seq);
+  expect_bye (flood, CUDAIPC_BYE_PROTOCOL, "released a slot it does not hold");
+  expect_bye (future, CUDAIPC_BYE_PROTOCOL,
+      "released a slot it does not hold");
+  expect_notice ("generation 1, which it does not hold; disconnected it");
+  expect_notice ("generation 3, a generation not made yet; disconnected it");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+
+  /* the good one: its old release counted, and every frame still comes */
+  wait_released (s, "good", 1);
+  send_release (good, cur.generation, cur.slot, cur.seq);
+  wait_released (s, "good", 2);
+  for (guint i = 0; i < 6; i++) {
+    CudaIpcFrameMsg sent = produce (s, 3 * page, 10 + i);
+
+    expect_frame (good, &g);
+    fail_unless_equals_int (g.seq, sent.seq);
+    send_release (good, g.generation, g.slot, g.seq);
+  }
+  wait_released (s, "good", 8);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 0);
+
+  cudaipc_conn_free (flood);
+  cudaipc_conn_free (future);
+  cudaipc_conn_free (good);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_closed_client_frees_its_slots)
 {
   CudaIpcServer *s = start_server (2);
@@ -1254,6 +1335,7 @@ server_suite (void)
   tcase_add_test (tc, test_slot_held_until_every_client_released);
   tcase_add_test (tc, test_release_not_held);
   tcase_add_test (tc, test_stale_release_ignored);
+  tcase_add_test (tc, test_release_flood_dropped);
   tcase_add_test (tc, test_closed_client_frees_its_slots);
   tcase_add_test (tc, test_garbage_drops_client);
   tcase_add_test (tc, test_flushing_and_wake);

@@ -6,7 +6,8 @@
 # Passes when
 #  - every consumer that ended normally saw only intact frames (each frame
 #    compared byte for byte with what the producer wrote, held frames
-#    compared again when released),
+#    compared again when released), and no consumer, killed ones included,
+#    reported a damaged frame on stderr,
 #  - the producer dropped no frame (on-full=wait) and ended cleanly,
 #  - the producer's fds and the device's free memory at the end (every
 #    consumer gone) equal those after its first frame (no consumer yet), and
@@ -111,6 +112,13 @@ for f in "$dir"/c[0-9]*; do
 done
 echo "consumers that reported: $complete, frames they checked: $frames_seen, damaged: $bad"
 [ "$bad" = 0 ] || status=1
+# a consumer that was killed reports nothing on stdout, but says on stderr
+# where its first damaged frame differed
+damaged_killed=$(grep -l "differs at byte" "$dir"/c[0-9]*.err 2>/dev/null | wc -l)
+echo "consumers (any) that saw a damaged frame: $damaged_killed"
+if [ "$damaged_killed" != 0 ]; then
+  grep -h "differs at byte" "$dir"/c[0-9]*.err | head -5; status=1
+fi
 
 p="$dir/producer"
 if [ "$(field "$p" dropped)" != 0 ] || [ "$(field "$p" published)" != "$frames" ]; then
