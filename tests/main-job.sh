@@ -6,7 +6,8 @@
 # backend) where a CUDA driver and device are found, else on the host
 # backend (it says which). Every frame each consumer receives is compared
 # byte for byte with what the producer wrote. Prints frames moved per
-# consumer and the time per frame; that time includes the producer writing
+# consumer, a checksum of every frame it received next to the producer's
+# of every frame it wrote, and the time per frame; that time includes the producer writing
 # every byte of each frame and each consumer checking every byte: the
 # hand-over alone is measured by tests/bench (docs/benchmarks.md).
 #
@@ -48,17 +49,20 @@ wait $c1 || rc=1
 wait $c2 || rc=1
 
 field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1"; }
+sum() { sed -n "s/.* checksum=\([0-9a-f]*\).*/\1/p" "$1"; }
 per_frame() { awk -v t="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", t / n; else print "n/a" }'; }
 
 echo "frames: ${width}x${height} NV12, $(( width * height * 3 / 2 )) bytes each"
 if [ -s "$dir/p" ]; then
-  echo "producer: published $(field "$dir/p" published) of $frames, dropped $(field "$dir/p" dropped), $(per_frame "$(field "$dir/p" elapsed_us)" "$frames") us per frame (writing each frame's bytes included)"
+  echo "producer: published $(field "$dir/p" published) of $frames, dropped $(field "$dir/p" dropped), $(per_frame "$(field "$dir/p" elapsed_us)" "$frames") us per frame (writing each frame's bytes included), checksum $(sum "$dir/p")"
 fi
 for c in c1 c2; do
   if [ -s "$dir/$c" ]; then
     n=$(field "$dir/$c" frames)
     bad=$(( $(field "$dir/$c" bad) + $(field "$dir/$c" recheck_bad) ))
-    echo "consumer $c: moved $n frames, $(( n - bad )) intact (byte-exact with the producer's), $(per_frame "$(field "$dir/$c" elapsed_us)" "$n") us per frame (checking every byte included)"
+    cs=$(sum "$dir/$c")
+    if [ -n "$cs" ] && [ "$cs" = "$(sum "$dir/p")" ]; then match="matches the producer's"; else match="DIFFERS from the producer's"; rc=1; fi
+    echo "consumer $c: moved $n frames, $(( n - bad )) intact (byte-exact with the producer's), $(per_frame "$(field "$dir/$c" elapsed_us)" "$n") us per frame (checking every byte included), checksum $cs ($match)"
     [ "$bad" = 0 ] && [ "$n" = "$frames" ] || rc=1
   else
     rc=1

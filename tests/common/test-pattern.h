@@ -33,6 +33,27 @@ cudaipc_test_fill_pattern (guint8 * data, gsize size, guint slot, guint gen)
     data[i] = (guint8) (seed >> (i % 8));
 }
 
+/* Folds @size bytes into the running 64-bit checksum @h (FNV-1a over
+ * 8-byte words, then the last bytes one by one): the checksum of a stream
+ * of frames is the checksum of each frame's bytes in turn, starting from
+ * CUDAIPC_TEST_HASH_INIT. */
+#define CUDAIPC_TEST_HASH_INIT 0xCBF29CE484222325ull
+static inline guint64
+cudaipc_test_hash (guint64 h, const guint8 * data, gsize size)
+{
+  gsize i;
+
+  for (i = 0; i + 8 <= size; i += 8) {
+    guint64 w;
+
+    memcpy (&w, data + i, 8);
+    h = (h ^ w) * 0x100000001B3ull;
+  }
+  for (; i < size; i++)
+    h = (h ^ data[i]) * 0x100000001B3ull;
+  return h;
+}
+
 /* Returns the offset of the first byte of @data that differs from the
  * pattern of (@slot, @gen), or -1 when all @size bytes match. */
 static inline gssize

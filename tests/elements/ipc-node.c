@@ -70,6 +70,9 @@ static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
 static gint stall_after = -1, min_devices = 1;
 static gchar *sink_props, *src_props;
 static gboolean upload, download, resources;
+/* producer: of the frames it wrote; consumer: of those it received, in
+ * the caps' layout, as they arrived */
+static guint64 checksum = CUDAIPC_TEST_HASH_INIT;
 static gchar *mode, *quiet_file, *as_user;
 
 static GOptionEntry entries[] = {
@@ -357,6 +360,7 @@ run_producer (const gchar * socket_path)
     buf = gst_buffer_new_allocate (NULL, info.size, NULL);
     gst_buffer_map (buf, &map, GST_MAP_WRITE);
     cudaipc_test_fill_pattern (map.data, map.size, i, 0);
+    checksum = cudaipc_test_hash (checksum, map.data, map.size);
     gst_buffer_unmap (buf, &map);
     GST_BUFFER_PTS (buf) = i * GST_SECOND / (fps > 0 ? fps : 30);
     GST_BUFFER_DURATION (buf) = GST_SECOND / (fps > 0 ? fps : 30);
@@ -417,10 +421,11 @@ run_producer (const gchar * socket_path)
   }
   g_print ("producer frames=%d published=%" G_GUINT64_FORMAT " dropped=%"
       G_GUINT64_FORMAT " joined=%d left=%d warnings=%d from_gpu=%"
-      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " elapsed_us=%"
-      G_GINT64_FORMAT "\n", frames, published, dropped,
-      g_atomic_int_get (&n_joined), g_atomic_int_get (&n_left),
-      g_atomic_int_get (&n_warnings), from_gpu, from_host, t1 - t0);
+      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " checksum=%016"
+      G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", frames,
+      published, dropped, g_atomic_int_get (&n_joined),
+      g_atomic_int_get (&n_left), g_atomic_int_get (&n_warnings), from_gpu,
+      from_host, checksum, t1 - t0);
 
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
@@ -472,6 +477,45 @@ same_layout (const GstVideoInfo * info, const GstVideoMeta * meta)
         meta->stride[p] != info->stride[p])
       return FALSE;
   return TRUE;
+}
+
+/* Folds a frame that arrived into the consumer's checksum, in the caps'
+ * layout (each row's visible bytes where its own layout differs). */
+static void
+hash_frame (GstSample * sample)
+{
+  GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+  GstVideoInfo info;
+  GstMapInfo map;
+
+  if (!gst_video_info_from_caps (&info, gst_sample_get_caps (sample)) ||
+      !gst_buffer_map (buf, &map, GST_MAP_READ))
+    return;
+  if (same_layout (&info, meta)) {
+    checksum = cudaipc_test_hash (checksum, map.data, MIN (map.size,
+            info.size));
+  } else {
+    g_autofree guint8 *flat = g_malloc0 (info.size);
+
+    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info); p++) {
+      gint comp[GST_VIDEO_MAX_COMPONENTS];
+      gsize row_bytes;
+
+      gst_video_format_info_component (info.finfo, p, comp);
+      row_bytes = (gsize) GST_VIDEO_INFO_COMP_WIDTH (&info, comp[0]) *
+          GST_VIDEO_INFO_COMP_PSTRIDE (&info, comp[0]);
+      for (gint r = 0; r < GST_VIDEO_INFO_COMP_HEIGHT (&info, comp[0]); r++) {
+        gsize at = meta->offset[p] + (gsize) r * meta->stride[p];
+
+        if (at + row_bytes <= map.size)
+          memcpy (flat + info.offset[p] + (gsize) r * info.stride[p],
+              map.data + at, row_bytes);
+      }
+    }
+    checksum = cudaipc_test_hash (checksum, flat, info.size);
+  }
+  gst_buffer_unmap (buf, &map);
 }
 
 /* Checks a frame against the pattern of its offset; TRUE when intact. */
@@ -567,6 +611,7 @@ run_consumer (const gchar * socket_path)
     }
     if (!frame_ok (sample))
       bad++;
+    hash_frame (sample);
     g_queue_push_tail (&held, sample);
     while (g_queue_get_length (&held) > (guint) hold) {
       GstSample *old = g_queue_pop_head (&held);
@@ -593,12 +638,14 @@ run_consumer (const gchar * socket_path)
   output = gst_structure_get_string (stats, "output");
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
-      "output=%d peer=%d elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps,
-      recheck_bad, first == G_MAXUINT64 ? 0 : first, last,
+      "output=%d peer=%d checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%"
+      G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
+      first == G_MAXUINT64 ? 0 : first, last,
       g_atomic_int_get (&n_warnings), ok,
       g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
-      gst_structure_get_boolean (stats, "peer", &peer) && peer, t1 - t0);
+      gst_structure_get_boolean (stats, "peer", &peer) && peer, checksum,
+      t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
