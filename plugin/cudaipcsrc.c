@@ -59,6 +59,7 @@ enum
   PROP_DEVICE_ID,
   PROP_CONNECT_TIMEOUT,
   PROP_RECONNECT,
+  PROP_RECONNECT_TIMEOUT,
   PROP_MAX_HELD,
   PROP_IS_LIVE,
   PROP_TIMESTAMP_MODE,
@@ -74,6 +75,7 @@ enum
 #define DEFAULT_DEVICE_ID 0
 #define DEFAULT_CONNECT_TIMEOUT 10000
 #define DEFAULT_RECONNECT TRUE
+#define DEFAULT_RECONNECT_TIMEOUT 0
 #define DEFAULT_MAX_HELD 0
 #define DEFAULT_IS_LIVE TRUE
 #define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
@@ -101,6 +103,7 @@ struct _GstCuIpcSrc
   gint device_id;
   guint connect_timeout;
   gboolean reconnect;
+  guint reconnect_timeout;
   guint max_held;
   GstCuIpcSrcTimestampMode timestamp_mode;
   gchar *client_name;
@@ -236,7 +239,7 @@ set_cuda_ctx (GstCuIpcSrc * self, GObject * ctx)
 /* Connects and runs the handshake. GST_FLOW_OK: connected;
  * GST_FLOW_FLUSHING: unlocked; GST_FLOW_ERROR: an error was posted. */
 static GstFlowReturn
-gst_cu_ipc_src_open (GstCuIpcSrc * self)
+gst_cu_ipc_src_open (GstCuIpcSrc * self, gboolean again)
 {
   g_autoptr (GError) err = NULL;
   g_autofree gchar *name = NULL;
@@ -245,7 +248,7 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  timeout = self->connect_timeout;
+  timeout = again ? self->reconnect_timeout : self->connect_timeout;
   device_id = self->device_id;
   name = g_strdup (self->client_name);
   cudaipc_client_set_peer_access (self->client, self->peer_access);
@@ -257,7 +260,8 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self)
     return GST_FLOW_FLUSHING;
   if (status != CUDAIPC_CLIENT_OK) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
-        ("device-id %d, connect-timeout %u ms", device_id, timeout));
+        ("device-id %d, %s %u ms", device_id, again ? "reconnect-timeout" :
+            "connect-timeout", timeout));
     return GST_FLOW_ERROR;
   }
   self->backend = cudaipc_client_get_backend (self->client);
@@ -565,7 +569,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     CudaIpcClientItem item;
 
     if (self->need_reconnect) {
-      ret = gst_cu_ipc_src_open (self);
+      ret = gst_cu_ipc_src_open (self, TRUE);
       if (ret != GST_FLOW_OK)
         return ret;
       self->need_reconnect = FALSE;
@@ -673,7 +677,7 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   self->segment_pending = FALSE;
   gst_clear_caps (&self->out_caps);
 
-  if (gst_cu_ipc_src_open (self) != GST_FLOW_OK)
+  if (gst_cu_ipc_src_open (self, FALSE) != GST_FLOW_OK)
     return FALSE;
 
   GST_OBJECT_LOCK (self);
@@ -954,6 +958,9 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     case PROP_RECONNECT:
       self->reconnect = g_value_get_boolean (value);
       break;
+    case PROP_RECONNECT_TIMEOUT:
+      self->reconnect_timeout = g_value_get_uint (value);
+      break;
     case PROP_MAX_HELD:
       self->max_held = g_value_get_uint (value);
       if (self->client != NULL)
@@ -1013,6 +1020,9 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     case PROP_RECONNECT:
       g_value_set_boolean (value, self->reconnect);
       break;
+    case PROP_RECONNECT_TIMEOUT:
+      g_value_set_uint (value, self->reconnect_timeout);
+      break;
     case PROP_MAX_HELD:
       g_value_set_uint (value, self->max_held);
       break;
@@ -1066,6 +1076,7 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->device_id = DEFAULT_DEVICE_ID;
   self->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
   self->reconnect = DEFAULT_RECONNECT;
+  self->reconnect_timeout = DEFAULT_RECONNECT_TIMEOUT;
   self->max_held = DEFAULT_MAX_HELD;
   self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
   self->client_name = g_strdup (DEFAULT_CLIENT_NAME);
@@ -1125,8 +1136,9 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    * GstCuIpcSrc:connect-timeout:
    *
    * How long to wait for a producer, in milliseconds, when none listens on
-   * #GstCuIpcSrc:socket-path yet (at start and on reconnection), and for
-   * its HELLO once connected. 0 waits forever.
+   * #GstCuIpcSrc:socket-path yet at start, and for its HELLO once
+   * connected. 0 waits forever. (After losing a producer,
+   * #GstCuIpcSrc:reconnect-timeout applies instead.)
    */
   properties[PROP_CONNECT_TIMEOUT] = g_param_spec_uint ("connect-timeout",
       "Connect timeout",
@@ -1137,12 +1149,26 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   /**
    * GstCuIpcSrc:reconnect:
    *
-   * When the producer goes away without EOS, post a warning and wait for it
-   * again (up to #GstCuIpcSrc:connect-timeout) instead of failing. Frames
-   * of the old connection still downstream stay valid.
+   * When the producer goes away without EOS, post a warning and keep
+   * trying to connect again (see #GstCuIpcSrc:reconnect-timeout) instead
+   * of failing. Frames of the old connection still downstream stay valid.
    */
   properties[PROP_RECONNECT] = g_param_spec_boolean ("reconnect", "Reconnect",
       "Reconnect when the producer goes away without EOS", DEFAULT_RECONNECT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:reconnect-timeout:
+   *
+   * With #GstCuIpcSrc:reconnect, how long to keep trying to reach a
+   * producer after losing one, in milliseconds, before failing with an
+   * error; also the wait for the new producer's HELLO. 0 (the default)
+   * keeps trying until the element stops.
+   */
+  properties[PROP_RECONNECT_TIMEOUT] = g_param_spec_uint ("reconnect-timeout",
+      "Reconnect timeout",
+      "How long to keep trying to reconnect after losing the producer, in "
+      "ms (0 = until stopped)", 0, G_MAXUINT, DEFAULT_RECONNECT_TIMEOUT,
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**

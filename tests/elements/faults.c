@@ -60,15 +60,19 @@ GST_START_TEST (test_producer_killed_and_restarted)
   Node *c, *p1, *p2;
 
   /* the first producer dies mid-stream and leaves its socket file; the
-   * consumer warns and retries; a new producer replaces the stale socket
-   * and the consumer goes on to its EOS */
-  c = spawn_node ("consumer", "--src", "reconnect=true connect-timeout=20000",
-      NULL);
+   * consumer warns and keeps retrying, longer than its connect-timeout
+   * (which is for the first connection only); a new producer replaces the
+   * stale socket and the consumer goes on to its EOS. It holds its last
+   * three frames all along: those of the dead producer stay intact until
+   * it lets them go. */
   p1 = spawn_node ("producer", "--frames", "1000", "--clients", "1",
       "--die-after", "40", "--sink", "backend=" BACKEND, NULL);
+  c = spawn_node ("consumer", "--hold", "3", "--src",
+      "reconnect=true connect-timeout=5000", NULL);
   wait_node (p1, 60);
   fail_unless (WIFSIGNALED (p1->status));
   fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS));
+  g_usleep (6 * G_USEC_PER_SEC);
   p2 = spawn_node ("producer", "--frames", "60", "--clients", "1", "--sink",
       "backend=" BACKEND, NULL);
   wait_node (p2, 60);
@@ -77,6 +81,7 @@ GST_START_TEST (test_producer_killed_and_restarted)
   assert_exit_ok (c);
   fail_unless (field (c, "frames") >= 60 + 30, "too few frames");
   fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "recheck_bad"), 0);
   fail_unless_equals_uint64 (field (c, "last"), 59);
   fail_unless (field (c, "warnings") >= 1, "no warning about the crash");
   node_free (c);

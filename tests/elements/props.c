@@ -81,12 +81,14 @@ GST_START_TEST (test_properties)
     "allowed-groups", "stats-interval", "num-clients", "stats", NULL
   };
   const gchar *src_props[] = { "socket-path", "device-id", "connect-timeout",
-    "reconnect", "max-held", "is-live", "timestamp-mode", "client-name",
-    "stats-interval", "output-memory", "stats", NULL
+    "reconnect", "reconnect-timeout", "max-held", "is-live",
+    "timestamp-mode", "client-name", "stats-interval", "output-memory",
+    "peer-access", "stats", NULL
   };
   GstElement *sink, *src;
   guint ring_size = 0, mode = 0, clients = 1;
   gboolean reconnect = FALSE;
+  guint reconnect_timeout = 1;
   GstStructure *stats = NULL;
 
   check_props ("cudaipcsink", sink_props);
@@ -105,8 +107,11 @@ GST_START_TEST (test_properties)
   gst_object_unref (sink);
 
   src = gst_element_factory_make ("cudaipcsrc", NULL);
-  g_object_get (src, "reconnect", &reconnect, NULL);
+  g_object_get (src, "reconnect", &reconnect, "reconnect-timeout",
+      &reconnect_timeout, NULL);
   fail_unless (reconnect);
+  /* a lost producer is waited for until the source stops */
+  fail_unless_equals_int (reconnect_timeout, 0);
   fail_unless (gst_base_src_is_live (GST_BASE_SRC (src)));
   gst_object_unref (src);
 }
