@@ -35,9 +35,11 @@
  *
  * Threads and contexts: new(), open() and free() make the device's context
  * current for their duration (push/pop), like device.h's calls. record(),
- * query() and wait() are the per-frame calls: each makes exactly one driver
- * call and expects the device's context to be current on the calling
- * thread already (the caller pushed it, or keeps it pushed). A fence is
+ * query() and wait() are the per-frame calls: record() and query() make
+ * exactly one driver call, wait() one cuEventQuery per poll (one when the
+ * copy is done when it is called, the usual case), and all expect the
+ * device's context to be current on the calling thread already (the
+ * caller pushed it, or keeps it pushed). A fence is
  * used by one thread at a time; free() accepts NULL.
  */
 #pragma once

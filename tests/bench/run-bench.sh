@@ -19,7 +19,8 @@
 # (seconds for the whole run, default 3600; each row has its own limit,
 # --timeout, default 120 s).
 #
-# On the GPU host, with the packed GStreamer kit (gpu-host/README.md):
+# On a GPU machine without GStreamer, with the kit in .gpuhost
+# (docs/benchmarks.md, Reproducing):
 #   . .gpuhost/env.sh
 #   CUDAIPC_NO_APT=1 BUILD_DIR=build-gpu tests/bench/run-bench.sh bench-results.json
 # (without the first line the script sources .gpuhost/env.sh itself when

@@ -15,7 +15,7 @@
 #   tests/gpu/full-check.sh DIR
 #
 # Where GStreamer is not installed and the packed kit is there
-# (.gpuhost/env.sh, see gpu-host/README.md), the kit is used.
+# (.gpuhost/env.sh, docs/benchmarks.md, Reproducing), the kit is used.
 # Environment: BUILD_DIR, SOAK_FRAMES, CUDAIPC_NO_APT (set to 1 by default
 # here: such machines often have no package registry).
 set -uo pipefail
