@@ -46,6 +46,15 @@ GST_START_TEST (test_consumer_killed_frees_its_slots)
   /* the victim's departure was seen (the survivor may leave after the
    * producer printed its counts) */
   fail_unless (field (p, "left") >= 1, "the producer missed the crash");
+  {
+    /* the message names the consumer that left, and why */
+    g_autofree gchar *who = g_strdup_printf ("cudaipcsink-client-left, "
+        "name=(string)cudaipcsrc-%d, pid=(int)%d, reason=(string)",
+        (int) victim->pid, (int) victim->pid);
+
+    fail_unless (strstr (p->err->str, who) != NULL, "no \"%s\" in: %s",
+        who, p->err->str);
+  }
   fail_unless_equals_uint64 (field (survivor, "frames"), 200);
   fail_unless_equals_uint64 (field (survivor, "bad"), 0);
   node_free (p);

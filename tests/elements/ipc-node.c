@@ -156,8 +156,14 @@ count_messages (GstBus * bus, GstMessage * msg, gpointer data)
       s = gst_message_get_structure (msg);
       if (gst_structure_has_name (s, "cudaipcsink-client-joined"))
         g_atomic_int_inc (&n_joined);
-      else if (gst_structure_has_name (s, "cudaipcsink-client-left"))
+      else if (gst_structure_has_name (s, "cudaipcsink-client-left")) {
+        gchar *text = gst_structure_to_string (s);
+
+        /* for the tests to check what the message says */
+        g_printerr ("%s\n", text);
+        g_free (text);
         g_atomic_int_inc (&n_left);
+      }
       break;
     default:
       break;
