@@ -517,6 +517,18 @@ flush_events_to_basesrc (GstCuIpcSrc * self)
         type != GST_EVENT_CUSTOM_BOTH)
       queueable = FALSE;
   }
+  /* pushed here, they would overtake the segment basesrc pushes before
+   * the next buffer: that segment goes first (basesrc sends it again,
+   * unchanged, which downstream takes as the same segment) */
+  if (!queueable && !g_queue_is_empty (&self->pending_events) &&
+      (!self->pushed_any || self->segment_pending)) {
+    GstSegment seg;
+
+    GST_OBJECT_LOCK (self);
+    seg = GST_BASE_SRC (self)->segment;
+    GST_OBJECT_UNLOCK (self);
+    gst_pad_push_event (GST_BASE_SRC_PAD (self), gst_event_new_segment (&seg));
+  }
   while ((event = g_queue_pop_head (&self->pending_events)) != NULL) {
     if (queueable)
       parent->send_event (GST_ELEMENT (self), event);
