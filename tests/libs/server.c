@@ -1008,6 +1008,118 @@ GST_START_TEST (test_garbage_drops_client)
 
 GST_END_TEST;
 
+/* One hostile consumer per case, each dropped with BYE(PROTOCOL), the fd
+ * it attached and its connection closed; a good consumer meanwhile gets
+ * every frame. The RELEASE each case starts from is well formed (sequence
+ * 2, after the HELLO). */
+typedef enum
+{
+  HOSTILE_TRUNCATED,
+  HOSTILE_OVERSIZED,
+  HOSTILE_UNKNOWN_TYPE,
+  HOSTILE_FD_ON_RELEASE,
+  HOSTILE_BAD_SEQUENCE,
+  HOSTILE_RESERVED,
+  N_HOSTILE
+} Hostile;
+
+static void
+send_hostile (CudaIpcConn * conn, Hostile how)
+{
+  CudaIpcMsg rel;
+  guint8 *buf = g_malloc0 (CUDAIPC_MAX_MESSAGE + 4096);
+  gssize len;
+  int memfd = -1;
+
+  cudaipc_msg_init (&rel, CUDAIPC_MSG_RELEASE);
+  rel.u.release.generation = 1;
+  len = cudaipc_msg_build (&rel, how == HOSTILE_BAD_SEQUENCE ? 7 : 2, buf,
+      CUDAIPC_MAX_MESSAGE);
+  fail_unless (len > CUDAIPC_HEADER_SIZE);
+  switch (how) {
+    case HOSTILE_TRUNCATED:
+      len -= 3;
+      break;
+    case HOSTILE_OVERSIZED:
+      len = CUDAIPC_MAX_MESSAGE + 4096;
+      break;
+    case HOSTILE_UNKNOWN_TYPE:
+      buf[0] = 99;
+      buf[1] = 0;
+      break;
+    case HOSTILE_FD_ON_RELEASE:
+      memfd = memfd_create ("cudaipc-test-hostile", MFD_CLOEXEC);
+      fail_unless (memfd >= 0);
+      break;
+    case HOSTILE_RESERVED:
+      buf[12] = 1;
+      break;
+    default:
+      break;
+  }
+  if (memfd >= 0) {
+    send_raw_with_fd (cudaipc_conn_get_fd (conn), buf, len, memfd);
+    close (memfd);
+  } else {
+    fail_unless_equals_int (send (cudaipc_conn_get_fd (conn), buf, len,
+            MSG_NOSIGNAL), len);
+  }
+  g_free (buf);
+}
+
+GST_START_TEST (test_hostile_messages_drop_client)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg f, g;
+  CudaIpcConn *good;
+  GError *err = NULL;
+
+  good = join ("good");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  f = produce (s, page, 1);
+  expect_ring (good, 1, 2, 1, CAPS_SMALL, NULL);
+  expect_frame (good, &g);
+  send_release (good, g.generation, g.slot, g.seq);
+
+  for (guint how = 0; how < N_HOSTILE; how++) {
+    g_autofree gchar *name = g_strdup_printf ("hostile-%u", how);
+    g_autofree gchar *left = g_strdup_printf ("left %s: protocol error",
+        name);
+    guint n_fds = cudaipc_test_count_fds ();
+    CudaIpcConn *bad = join (name);
+    CudaIpcFrameMsg sent;
+    CudaIpcMsg bye;
+
+    /* it is sent the ring and a frame like anyone, then misbehaves */
+    sent = produce (s, page, 10 + how);
+    expect_ring (bad, 1, 2, 1, CAPS_SMALL, NULL);
+    expect_frame (bad, &g);
+    send_hostile (bad, how);
+    recv_msg (bad, &bye, CUDAIPC_MSG_BYE);
+    fail_unless_equals_int (bye.u.bye.reason, CUDAIPC_BYE_PROTOCOL);
+    cudaipc_msg_clear (&bye);
+    expect_closed (bad);
+    expect_notice (left);
+    cudaipc_conn_free (bad);
+    /* its connection and every fd it sent are closed */
+    fail_unless_equals_int (cudaipc_test_count_fds (), n_fds);
+
+    /* the good one got this frame too, and goes on */
+    expect_frame (good, &g);
+    fail_unless_equals_int (g.seq, sent.seq);
+    send_release (good, g.generation, g.slot, g.seq);
+  }
+  wait_released (s, "good", 1 + N_HOSTILE);
+  fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 0);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+  (void) f;
+
+  cudaipc_conn_free (good);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_flushing_and_wake)
 {
   CudaIpcServer *s = start_server (1);
@@ -1336,6 +1448,7 @@ server_suite (void)
   tcase_add_test (tc, test_release_not_held);
   tcase_add_test (tc, test_stale_release_ignored);
   tcase_add_test (tc, test_release_flood_dropped);
+  tcase_add_test (tc, test_hostile_messages_drop_client);
   tcase_add_test (tc, test_closed_client_frees_its_slots);
   tcase_add_test (tc, test_garbage_drops_client);
   tcase_add_test (tc, test_flushing_and_wake);
