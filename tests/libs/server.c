@@ -1120,6 +1120,66 @@ GST_START_TEST (test_hostile_messages_drop_client)
 
 GST_END_TEST;
 
+/* A consumer that holds nothing and never reads: the producer's messages
+ * (events here) fill its socket, and it is dropped as too slow, without
+ * blocking the producer or costing a reading consumer anything. */
+GST_START_TEST (test_deaf_client_dropped)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *deaf, *good;
+  GError *err = NULL;
+  CudaIpcFrameMsg g;
+  CudaIpcMsg msg;
+  guint sent = 0;
+  gchar pad[512];
+
+  memset (pad, 'x', sizeof (pad) - 1);
+  pad[sizeof (pad) - 1] = 0;
+  good = join ("good");
+  deaf = join ("deaf");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  for (sent = 0; sent < 100000 && cudaipc_server_get_n_clients (s) == 2;
+      sent++) {
+    GstEvent *ev = gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+        gst_structure_new ("deaf-test", "n", G_TYPE_UINT, sent, "pad",
+            G_TYPE_STRING, pad, NULL));
+
+    fail_unless (cudaipc_server_send_event (s, ev, GST_CLOCK_TIME_NONE, &err),
+        "%s", err ? err->message : "?");
+    gst_event_unref (ev);
+    /* the good one reads everything at once */
+    while (cudaipc_conn_wait (good, 0) == 1) {
+      fail_unless_equals_int (cudaipc_conn_recv (good, &msg), 0);
+      cudaipc_msg_clear (&msg);
+    }
+  }
+  fail_unless (sent < 100000, "the deaf consumer was never dropped");
+  g_print ("deaf consumer dropped after %u events\n", sent);
+  expect_notice ("is not reading its messages and was disconnected");
+  expect_notice ("left deaf: too slow");
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+
+  /* the good one goes on */
+  produce (s, page, 1);
+  for (;;) {
+    fail_unless_equals_int (cudaipc_conn_wait (good, WAIT_MS), 1);
+    fail_unless_equals_int (cudaipc_conn_recv (good, &msg), 0);
+    if (msg.type == CUDAIPC_MSG_FRAME) {
+      g = msg.u.frame;
+      cudaipc_msg_clear (&msg);
+      break;
+    }
+    cudaipc_msg_clear (&msg);
+  }
+  fail_unless_equals_int (g.seq, 1);
+
+  cudaipc_conn_free (deaf);
+  cudaipc_conn_free (good);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_flushing_and_wake)
 {
   CudaIpcServer *s = start_server (1);
@@ -1449,6 +1509,7 @@ server_suite (void)
   tcase_add_test (tc, test_stale_release_ignored);
   tcase_add_test (tc, test_release_flood_dropped);
   tcase_add_test (tc, test_hostile_messages_drop_client);
+  tcase_add_test (tc, test_deaf_client_dropped);
   tcase_add_test (tc, test_closed_client_frees_its_slots);
   tcase_add_test (tc, test_garbage_drops_client);
   tcase_add_test (tc, test_flushing_and_wake);
