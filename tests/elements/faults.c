@@ -239,20 +239,28 @@ GST_START_TEST (test_rogue_bad_backend)
 GST_END_TEST;
 
 /* A consumer of another user, on an abstract socket (no file permissions
- * to stop it): refused by its credentials unless allowed-users names it.
- * Needs root to start the consumer as "nobody". */
+ * to stop it): refused by its credentials unless allowed-users names it,
+ * or (@by_group) allowed-groups names its primary group. Needs root to
+ * start the consumer as "nobody"; without, it says so and checks nothing. */
 static void
-other_user_case (gboolean allowed)
+other_user_case (gboolean allowed, gboolean by_group)
 {
-  gchar *name = g_strdup_printf ("@cudaipc-test-%d-%d", getpid (), allowed);
+  gchar *name = g_strdup_printf ("@cudaipc-test-%d-%d%d", getpid (), allowed,
+      by_group);
   gchar *saved = sock;
+  struct passwd *pw = getpwnam ("nobody");
+  g_autofree gchar *sink_props = NULL;
   Node *c, *p;
 
-  if (getuid () != 0 || getpwnam ("nobody") == NULL) {
+  if (getuid () != 0 || pw == NULL) {
     g_print ("not root, or no user nobody: access control not exercised\n");
     g_free (name);
     return;
   }
+  /* nobody's primary group, by number */
+  sink_props = !allowed ? g_strdup ("backend=" BACKEND) : by_group ?
+      g_strdup_printf ("backend=" BACKEND " allowed-groups=%u",
+      (guint) pw->pw_gid) : g_strdup ("backend=" BACKEND " allowed-users=nobody");
   sock = name;
   /* cuda: the legacy IPC event handles are private to the producer's user,
    * so the consumer reconnects without events (docs/design.md); frames
@@ -262,8 +270,7 @@ other_user_case (gboolean allowed)
       "reconnect=true connect-timeout=20000" :
       "reconnect=false connect-timeout=20000", NULL);
   p = spawn_node ("producer", "--frames", "30", "--clients",
-      allowed ? "1" : "0", "--fps", "30", "--sink", allowed ?
-      "backend=" BACKEND " allowed-users=nobody" : "backend=" BACKEND, NULL);
+      allowed ? "1" : "0", "--fps", "30", "--sink", sink_props, NULL);
   wait_node (p, 60);
   wait_node (c, 60);
   sock = saved;
@@ -290,14 +297,21 @@ other_user_case (gboolean allowed)
 
 GST_START_TEST (test_other_user_refused)
 {
-  other_user_case (FALSE);
+  other_user_case (FALSE, FALSE);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_other_user_allowed)
 {
-  other_user_case (TRUE);
+  other_user_case (TRUE, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_other_group_allowed)
+{
+  other_user_case (TRUE, TRUE);
 }
 
 GST_END_TEST;
@@ -324,6 +338,7 @@ faults_suite (void)
   tcase_add_test (tc, test_rogue_bad_backend);
   tcase_add_test (tc, test_other_user_refused);
   tcase_add_test (tc, test_other_user_allowed);
+  tcase_add_test (tc, test_other_group_allowed);
   return s;
 }
 
