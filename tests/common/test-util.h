@@ -5,6 +5,7 @@
  * cudaipc_test_count_fds() counts this process's open fds; a socket test
  * takes the count in its setup and asserts it is unchanged at the end
  * (CUDAIPC_ASSERT_NO_FD_LEAK), so any fd a test path forgets shows up.
+ * cudaipc_test_stats_uint64() reads one counter of an element's stats.
  */
 #pragma once
 
@@ -31,3 +32,19 @@ cudaipc_test_count_fds (void)
 
 #define CUDAIPC_ASSERT_NO_FD_LEAK(before) \
   fail_unless_equals_int (cudaipc_test_count_fds (), (before))
+
+/* Field @name (guint64) of @element's "stats" structure; fails the test
+ * where the element has no such counter. */
+static inline guint64
+cudaipc_test_stats_uint64 (gpointer element, const gchar * name)
+{
+  GstStructure *stats = NULL;
+  guint64 v = 0;
+
+  g_object_get (element, "stats", &stats, NULL);
+  fail_unless (stats != NULL);
+  fail_unless (gst_structure_get_uint64 (stats, name, &v), "no %s in %"
+      GST_PTR_FORMAT, name, stats);
+  gst_structure_free (stats);
+  return v;
+}

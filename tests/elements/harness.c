@@ -194,20 +194,6 @@ wait_clients (GstElement * sink, guint n)
   }
 }
 
-static guint64
-stats_u64 (GstElement * element, const gchar * name)
-{
-  GstStructure *st = NULL;
-  guint64 v = 0;
-
-  g_object_get (element, "stats", &st, NULL);
-  fail_unless (st != NULL);
-  fail_unless (gst_structure_get_uint64 (st, name, &v), "no %s in %"
-      GST_PTR_FORMAT, name, st);
-  gst_structure_free (st);
-  return v;
-}
-
 /* The first ERROR on @bus, or NULL when none was posted. */
 static GstMessage *
 pop_error (GstBus * bus)
@@ -464,11 +450,16 @@ GST_START_TEST (test_sink_to_src)
   g_free (log);
 
   /* both sides counted three frames, none dropped */
-  fail_unless_equals_uint64 (stats_u64 (sink, "frames-published"), 3);
-  fail_unless_equals_uint64 (stats_u64 (sink, "frames-dropped"), 0);
-  fail_unless_equals_uint64 (stats_u64 (src, "frames-received"), 3);
-  fail_unless_equals_uint64 (stats_u64 (src, "frames-pushed"), 3);
-  fail_unless_equals_uint64 (stats_u64 (src, "frames-dropped"), 0);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "frames-published"), 3);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "frames-dropped"), 0);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (src,
+          "frames-received"), 3);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (src,
+          "frames-pushed"), 3);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (src,
+          "frames-dropped"), 0);
   g_object_get (sink, "stats", &st, NULL);
   clients = gst_structure_get_value (st, "client-stats");
   fail_unless (clients != NULL);
@@ -549,16 +540,16 @@ GST_START_TEST (test_sink_state_cycles)
     for (guint i = 0; i <= cycle; i++)
       fail_unless_equals_int (gst_harness_push (h, make_frame (h, &info, i)),
           GST_FLOW_OK);
-    fail_unless_equals_uint64 (stats_u64 (sink, "frames-published"),
-        cycle + 1);
-    fail_unless_equals_uint64 (stats_u64 (sink, "copies-from-host"),
-        cycle + 1);
+    fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+            "frames-published"), cycle + 1);
+    fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+            "copies-from-host"), cycle + 1);
 
     walk_states (sink, to_null, 1);
     fail_if (g_file_test (sock, G_FILE_TEST_EXISTS), "cycle %u", cycle);
     /* the stopped sink still shows the last run's counters */
-    fail_unless_equals_uint64 (stats_u64 (sink, "frames-published"),
-        cycle + 1);
+    fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+            "frames-published"), cycle + 1);
     fail_on_error (bus, "while the sink changed state");
   }
 
@@ -710,7 +701,8 @@ GST_START_TEST (test_src_state_cycles)
     fail_unless_equals_int (wait_clients (sink, 0), 0);
     fail_on_error (bus, "while the source changed state");
   }
-  fail_unless_equals_uint64 (stats_u64 (sink, "frames-published"), 3);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "frames-published"), 3);
 
   /* changed while playing: the source stays with its producer */
   walk_states (src, up, 3);
@@ -807,7 +799,8 @@ GST_START_TEST (test_sink_without_driver)
 
   /* a frame pushed into the sink that did not start goes nowhere */
   fail_if (gst_harness_push (h, make_frame (h, &info, 0)) == GST_FLOW_OK);
-  fail_unless_equals_uint64 (stats_u64 (sink, "frames-published"), 0);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "frames-published"), 0);
 
   /* and it fails the same way again */
   fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_PLAYING),

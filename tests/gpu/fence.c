@@ -321,20 +321,6 @@ launch (const gchar * desc)
   return pipeline;
 }
 
-static guint64
-stats_uint64 (GstElement * element, const gchar * name)
-{
-  GstStructure *stats = NULL;
-  guint64 v = 0;
-
-  g_object_get (element, "stats", &stats, NULL);
-  fail_unless (stats != NULL);
-  fail_unless (gst_structure_get_uint64 (stats, name, &v), "no %s in %"
-      GST_PTR_FORMAT, name, stats);
-  gst_structure_free (stats);
-  return v;
-}
-
 /* Fails on an error message; TRUE at EOS. */
 static gboolean
 bus_eos (GstElement * pipeline, GstClockTime timeout)
@@ -404,9 +390,9 @@ GST_START_TEST (test_src_one_driver_call_per_frame)
   wait_node (producer, 60);
   assert_exit_ok (producer);
 
-  calls = stats_uint64 (src, "driver-calls");
-  pushed = stats_uint64 (src, "frames-pushed");
-  received = stats_uint64 (src, "frames-received");
+  calls = cudaipc_test_stats_uint64 (src, "driver-calls");
+  pushed = cudaipc_test_stats_uint64 (src, "frames-pushed");
+  received = cudaipc_test_stats_uint64 (src, "frames-received");
   g_print ("gpu-fence: cudaipcsrc pushed %" G_GUINT64_FORMAT " frames (%u "
       "bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per frame\n",
       pushed, bad, calls, pushed ? (gdouble) calls / pushed : 0.0);
@@ -533,8 +519,8 @@ static void
 wait_published (GstElement * sink, guint64 n)
 {
   for (gint i = 0; i < 6000; i++) {
-    if (stats_uint64 (sink, "frames-published") +
-        stats_uint64 (sink, "frames-dropped") >= n)
+    if (cudaipc_test_stats_uint64 (sink, "frames-published") +
+        cudaipc_test_stats_uint64 (sink, "frames-dropped") >= n)
       return;
     g_usleep (10000);
   }
@@ -606,8 +592,8 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   wait_published (sink, n_first);
   fail_unless (every_client_has_events (sink), "the consumer does not use "
       "interprocess events");
-  published1 = stats_uint64 (sink, "frames-published");
-  syncs1 = stats_uint64 (sink, "host-syncs");
+  published1 = cudaipc_test_stats_uint64 (sink, "frames-published");
+  syncs1 = cudaipc_test_stats_uint64 (sink, "host-syncs");
   g_print ("gpu-fence: %" G_GUINT64_FORMAT " frames published to a consumer "
       "with events: %" G_GUINT64_FORMAT " host synchronisations\n",
       published1, syncs1);
@@ -618,9 +604,9 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   wait_clients (sink, 2);
   push_frames (appsrc, n_first, n_first + n_second);
   wait_published (sink, n_first + n_second);
-  published2 = stats_uint64 (sink, "frames-published");
-  syncs2 = stats_uint64 (sink, "host-syncs");
-  calls = stats_uint64 (sink, "driver-calls");
+  published2 = cudaipc_test_stats_uint64 (sink, "frames-published");
+  syncs2 = cudaipc_test_stats_uint64 (sink, "host-syncs");
+  calls = cudaipc_test_stats_uint64 (sink, "driver-calls");
   g_print ("gpu-fence: %" G_GUINT64_FORMAT " more frames with a consumer "
       "without events: %" G_GUINT64_FORMAT " host synchronisations; %"
       G_GUINT64_FORMAT " driver calls in render() for %" G_GUINT64_FORMAT
