@@ -328,6 +328,18 @@ log_order (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* A text that must survive serialisation (spaces, commas, quotes). */
+#define EVENT_TEXT "spaces, commas; and \"quotes\""
+
+/* Pushes a custom event @name of @type with fields seq and text into @h. */
+static void
+push_custom (GstHarness * h, GstEventType type, const gchar * name, gint seq)
+{
+  fail_unless (gst_harness_push_event (h, gst_event_new_custom (type,
+              gst_structure_new (name, "seq", G_TYPE_INT, seq, "text",
+                  G_TYPE_STRING, EVENT_TEXT, NULL))));
+}
+
 static void
 check_custom_event (GstEvent * event, GstEventType type, const gchar * name,
     gint seq)
@@ -344,7 +356,7 @@ check_custom_event (GstEvent * event, GstEventType type, const gchar * name,
   fail_unless (gst_structure_get_int (s, "seq", &got));
   fail_unless_equals_int (got, seq);
   fail_unless_equals_string (gst_structure_get_string (s, "text"),
-      "spaces, commas; and \"quotes\"");
+      EVENT_TEXT);
   gst_event_unref (event);
 }
 
@@ -376,31 +388,18 @@ GST_START_TEST (test_sink_to_src)
 
   /* one event before the first frame: the source holds it until that
    * frame, after the caps and the segment */
-  fail_unless (gst_harness_push_event (hsink,
-          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
-              gst_structure_new ("harness-pre", "seq", G_TYPE_INT, 0, "text",
-                  G_TYPE_STRING, "spaces, commas; and \"quotes\"", NULL))));
+  push_custom (hsink, GST_EVENT_CUSTOM_DOWNSTREAM, "harness-pre", 0);
   /* and a sticky one, which the source cannot leave to basesrc's queue:
    * it must still come after the segment */
-  fail_unless (gst_harness_push_event (hsink,
-          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM_STICKY,
-              gst_structure_new ("harness-sticky", "seq", G_TYPE_INT, 9,
-                  "text", G_TYPE_STRING, "spaces, commas; and \"quotes\"",
-                  NULL))));
+  push_custom (hsink, GST_EVENT_CUSTOM_DOWNSTREAM_STICKY, "harness-sticky", 9);
   fail_unless_equals_int (gst_harness_push (hsink, make_frame (hsink, &info,
               0)), GST_FLOW_OK);
   check_frame (pull_frame (hsrc), &info, 0);
 
   /* two events between frames 0 and 1, one of each custom type the sink
    * forwards */
-  fail_unless (gst_harness_push_event (hsink,
-          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
-              gst_structure_new ("harness-a", "seq", G_TYPE_INT, 1, "text",
-                  G_TYPE_STRING, "spaces, commas; and \"quotes\"", NULL))));
-  fail_unless (gst_harness_push_event (hsink,
-          gst_event_new_custom (GST_EVENT_CUSTOM_BOTH,
-              gst_structure_new ("harness-b", "seq", G_TYPE_INT, 2, "text",
-                  G_TYPE_STRING, "spaces, commas; and \"quotes\"", NULL))));
+  push_custom (hsink, GST_EVENT_CUSTOM_DOWNSTREAM, "harness-a", 1);
+  push_custom (hsink, GST_EVENT_CUSTOM_BOTH, "harness-b", 2);
   fail_unless_equals_int (gst_harness_push (hsink, make_frame (hsink, &info,
               1)), GST_FLOW_OK);
   check_frame (pull_frame (hsrc), &info, 1);
