@@ -290,6 +290,27 @@ get_u64 (const GstStructure * s, const gchar * field)
   return v;
 }
 
+/* Waits up to 2 s for an element message @name on @bus whose @field
+ * counts @want; fails the test if none comes. */
+static GstStructure *
+wait_count_message (GstBus * bus, const gchar * name, const gchar * field,
+    guint64 want)
+{
+  gint64 deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  GstStructure *st;
+
+  do {
+    st = wait_element_message (bus, name);
+    fail_unless (st != NULL, "no %s message", name);
+    if (get_u64 (st, field) == want)
+      return st;
+    gst_structure_free (st);
+  } while (g_get_monotonic_time () < deadline);
+  fail ("the %s messages never counted %" G_GUINT64_FORMAT " for %s", name,
+      want, field);
+  return NULL;
+}
+
 static GstBuffer *
 small_frame (guint i)
 {
@@ -347,16 +368,7 @@ GST_START_TEST (test_stats_messages)
             small_frame (i)), GST_FLOW_OK);
 
   /* the sink's message carries the per-consumer counters */
-  deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-  do {
-    st = wait_element_message (pbus, "cudaipcsink-stats");
-    fail_unless (st != NULL, "no cudaipcsink-stats message");
-    if (get_u64 (st, "frames-published") == 5)
-      break;
-    gst_structure_free (st);
-    st = NULL;
-  } while (g_get_monotonic_time () < deadline);
-  fail_unless (st != NULL, "the sink's messages never counted 5 frames");
+  st = wait_count_message (pbus, "cudaipcsink-stats", "frames-published", 5);
   clients = gst_structure_get_value (st, "client-stats");
   fail_unless (clients != NULL);
   fail_unless_equals_int (gst_value_array_get_size (clients), 1);
@@ -371,16 +383,7 @@ GST_START_TEST (test_stats_messages)
   gst_structure_free (st);
 
   /* and the source's, its own */
-  deadline = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-  do {
-    st = wait_element_message (cbus, "cudaipcsrc-stats");
-    fail_unless (st != NULL, "no cudaipcsrc-stats message");
-    if (get_u64 (st, "frames-pushed") == 5)
-      break;
-    gst_structure_free (st);
-    st = NULL;
-  } while (g_get_monotonic_time () < deadline);
-  fail_unless (st != NULL, "the source's messages never counted 5 frames");
+  st = wait_count_message (cbus, "cudaipcsrc-stats", "frames-pushed", 5);
   fail_unless_equals_int (get_u64 (st, "frames-received"), 5);
   gst_structure_free (st);
 
