@@ -440,6 +440,19 @@ run_producer (const gchar * socket_path)
   return 0;
 }
 
+/* Plane @p of @info: its visible bytes per row, and its rows. */
+static void
+plane_rows (const GstVideoInfo * info, guint p, gsize * row_bytes,
+    guint * rows)
+{
+  gint comp[GST_VIDEO_MAX_COMPONENTS];
+
+  gst_video_format_info_component (info->finfo, p, comp);
+  *row_bytes = (gsize) GST_VIDEO_INFO_COMP_WIDTH (info, comp[0]) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (info, comp[0]);
+  *rows = GST_VIDEO_INFO_COMP_HEIGHT (info, comp[0]);
+}
+
 /* Where a frame with the layout of @meta (strides or offsets other than
  * the caps' own, e.g. nvcodec's pitched GstCudaMemory) first differs from
  * the pattern of @key: the pattern is written in the caps' layout, so each
@@ -449,19 +462,14 @@ static gssize
 check_pattern_rows (const guint8 * data, gsize size, const GstVideoInfo * info,
     const GstVideoMeta * meta, guint key)
 {
-  const GstVideoFormatInfo *finfo = info->finfo;
   g_autofree guint8 *want = g_malloc (info->size);
 
   cudaipc_test_fill_pattern (want, info->size, key, 0);
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (info); p++) {
-    gint comp[GST_VIDEO_MAX_COMPONENTS];
     gsize row_bytes;
     guint rows;
 
-    gst_video_format_info_component (finfo, p, comp);
-    row_bytes = (gsize) GST_VIDEO_INFO_COMP_WIDTH (info, comp[0]) *
-        GST_VIDEO_INFO_COMP_PSTRIDE (info, comp[0]);
-    rows = GST_VIDEO_INFO_COMP_HEIGHT (info, comp[0]);
+    plane_rows (info, p, &row_bytes, &rows);
     for (guint r = 0; r < rows; r++) {
       gsize at = meta->offset[p] + (gsize) r * meta->stride[p];
       const guint8 *w = want + info->offset[p] + (gsize) r * info->stride[p];
@@ -485,48 +493,40 @@ same_layout (const GstVideoInfo * info, const GstVideoMeta * meta)
   return TRUE;
 }
 
-/* Folds a frame that arrived into the consumer's checksum, in the caps'
- * layout (each row's visible bytes where its own layout differs). */
+/* Folds a frame into the consumer's checksum, in the caps' layout (each
+ * row's visible bytes where its own layout, @meta, differs). */
 static void
-hash_frame (GstSample * sample)
+fold_checksum (const guint8 * data, gsize size, const GstVideoInfo * info,
+    const GstVideoMeta * meta)
 {
-  GstBuffer *buf = gst_sample_get_buffer (sample);
-  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
-  GstVideoInfo info;
-  GstMapInfo map;
+  g_autofree guint8 *flat = NULL;
 
-  if (!gst_video_info_from_caps (&info, gst_sample_get_caps (sample)) ||
-      !gst_buffer_map (buf, &map, GST_MAP_READ))
+  if (same_layout (info, meta)) {
+    checksum = cudaipc_test_hash (checksum, data, MIN (size, info->size));
     return;
-  if (same_layout (&info, meta)) {
-    checksum = cudaipc_test_hash (checksum, map.data, MIN (map.size,
-            info.size));
-  } else {
-    g_autofree guint8 *flat = g_malloc0 (info.size);
-
-    for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info); p++) {
-      gint comp[GST_VIDEO_MAX_COMPONENTS];
-      gsize row_bytes;
-
-      gst_video_format_info_component (info.finfo, p, comp);
-      row_bytes = (gsize) GST_VIDEO_INFO_COMP_WIDTH (&info, comp[0]) *
-          GST_VIDEO_INFO_COMP_PSTRIDE (&info, comp[0]);
-      for (gint r = 0; r < GST_VIDEO_INFO_COMP_HEIGHT (&info, comp[0]); r++) {
-        gsize at = meta->offset[p] + (gsize) r * meta->stride[p];
-
-        if (at + row_bytes <= map.size)
-          memcpy (flat + info.offset[p] + (gsize) r * info.stride[p],
-              map.data + at, row_bytes);
-      }
-    }
-    checksum = cudaipc_test_hash (checksum, flat, info.size);
   }
-  gst_buffer_unmap (buf, &map);
+  flat = g_malloc0 (info->size);
+  for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (info); p++) {
+    gsize row_bytes;
+    guint rows;
+
+    plane_rows (info, p, &row_bytes, &rows);
+    for (guint r = 0; r < rows; r++) {
+      gsize at = meta->offset[p] + (gsize) r * meta->stride[p];
+
+      if (at + row_bytes <= size)
+        memcpy (flat + info->offset[p] + (gsize) r * info->stride[p],
+            data + at, row_bytes);
+    }
+  }
+  checksum = cudaipc_test_hash (checksum, flat, info->size);
 }
 
-/* Checks a frame against the pattern of its offset; TRUE when intact. */
+/* Checks a frame against the pattern of its offset; TRUE when intact.
+ * With @fold (a frame that just arrived, not a recheck) it also goes into
+ * the checksum, from the same mapping. */
 static gboolean
-frame_ok (GstSample * sample)
+frame_ok (GstSample * sample, gboolean fold)
 {
   static gboolean reported;
   GstBuffer *buf = gst_sample_get_buffer (sample);
@@ -545,6 +545,8 @@ frame_ok (GstSample * sample)
         cudaipc_test_check_pattern (map.data, info.size, key, 0) : 0;
   else
     at = check_pattern_rows (map.data, map.size, &info, meta, key);
+  if (fold)
+    fold_checksum (map.data, map.size, &info, meta);
   if (at >= 0 && !reported) {
     GstMemory *mem = gst_buffer_peek_memory (buf, 0);
 
@@ -615,13 +617,12 @@ run_consumer (const gchar * socket_path)
       n_caps++;
       gst_caps_replace (&last_caps, gst_sample_get_caps (sample));
     }
-    if (!frame_ok (sample))
+    if (!frame_ok (sample, TRUE))
       bad++;
-    hash_frame (sample);
     g_queue_push_tail (&held, sample);
     while (g_queue_get_length (&held) > (guint) hold) {
       GstSample *old = g_queue_pop_head (&held);
-      if (!frame_ok (old))
+      if (!frame_ok (old, FALSE))
         recheck_bad++;
       gst_sample_unref (old);
     }
@@ -636,7 +637,7 @@ run_consumer (const gchar * socket_path)
   }
   while (!g_queue_is_empty (&held)) {
     GstSample *old = g_queue_pop_head (&held);
-    if (!frame_ok (old))
+    if (!frame_ok (old, FALSE))
       recheck_bad++;
     gst_sample_unref (old);
   }
