@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /**
- * SECTION:element-cudaipcsink
- * @title: cudaipcsink
- * @see_also: cudaipcsrc
+ * SECTION:element-cuipcsink
+ * @title: cuipcsink
+ * @see_also: cuipcsrc
+ *
+ * Also registered as `cudaipcsink`, a name that GStreamer >= 1.24's nvcodec
+ * uses for its own element: `cuipcsink` is ours alone (docs/elements.md).
  *
  * Shares video frames with other processes. The sink keeps a ring of
  * buffers on one device (CUDA virtual memory, or shared host memory with
  * `backend=host`), exports each buffer once as file descriptors, and tells
- * every cudaipcsrc connected to its Unix socket which buffer holds which
+ * every cuipcsrc connected to its Unix socket which buffer holds which
  * frame. A buffer is written again only once every consumer it was
  * published to has released it; `on-full` says what happens meanwhile.
  * With the cuda backend the copy runs on the sink's own CUDA stream and
@@ -26,14 +29,14 @@
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! cudaupload ! \
- *     cudaipcsink socket-path=/tmp/cam1.sock
- * gst-launch-1.0 cudaipcsrc socket-path=/tmp/cam1.sock ! cudadownload ! \
+ *     cuipcsink socket-path=/tmp/cam1.sock
+ * gst-launch-1.0 cuipcsrc socket-path=/tmp/cam1.sock ! cudadownload ! \
  *     videoconvert ! autovideosink
  * ]|
  * Without a GPU:
  * |[
- * gst-launch-1.0 videotestsrc ! cudaipcsink socket-path=@cam1 backend=host
- * gst-launch-1.0 cudaipcsrc socket-path=@cam1 ! videoconvert ! autovideosink
+ * gst-launch-1.0 videotestsrc ! cuipcsink socket-path=@cam1 backend=host
+ * gst-launch-1.0 cuipcsrc socket-path=@cam1 ! videoconvert ! autovideosink
  * ]|
  */
 #ifdef HAVE_CONFIG_H
@@ -165,7 +168,10 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 
 #define gst_cu_ipc_sink_parent_class parent_class
 G_DEFINE_TYPE (GstCuIpcSink, gst_cu_ipc_sink, GST_TYPE_BASE_SINK);
+/* cuipcsink: a name of ours alone (docs/elements.md, Names) */
 GST_ELEMENT_REGISTER_DEFINE (cudaipcsink, "cudaipcsink", GST_RANK_NONE,
+    GST_TYPE_CU_IPC_SINK);
+GST_ELEMENT_REGISTER_DEFINE (cuipcsink, "cuipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);
 
 GType
@@ -1428,8 +1434,8 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
       "CUDA IPC sink", "Sink/Video",
-      "Shares video frames with cudaipcsrc in other processes through a "
-      "ring of GPU (or shared host) buffers", "gst-cudaipc authors");
+      "Shares video frames with cuipcsrc in other processes through a "
+      "ring of GPU (or shared host) buffers", CUDAIPC_AUTHOR);
 
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_start);
   basesink_class->stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_stop);

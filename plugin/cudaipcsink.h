@@ -41,5 +41,6 @@ typedef enum
 GType gst_cu_ipc_sink_on_full_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsink);
+GST_ELEMENT_REGISTER_DECLARE (cuipcsink);
 
 G_END_DECLS

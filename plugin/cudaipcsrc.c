@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /**
- * SECTION:element-cudaipcsrc
- * @title: cudaipcsrc
- * @see_also: cudaipcsink
+ * SECTION:element-cuipcsrc
+ * @title: cuipcsrc
+ * @see_also: cuipcsink
  *
- * Receives video frames from a cudaipcsink in another process, without a
+ * Also registered as `cudaipcsrc`, a name that GStreamer >= 1.24's nvcodec
+ * uses for its own element: `cuipcsrc` is ours alone (docs/elements.md).
+ *
+ * Receives video frames from a cuipcsink in another process, without a
  * copy. The source connects to the sink's socket, imports each slot of the
  * sink's ring once (GPU memory with the cuda backend, shared host memory
  * with the host backend) and pushes every frame as a read-only memory over
@@ -26,12 +29,12 @@
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! cudaipcsink socket-path=/tmp/cam1.sock backend=host
- * gst-launch-1.0 cudaipcsrc socket-path=/tmp/cam1.sock ! videoconvert ! autovideosink
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! cuipcsink socket-path=/tmp/cam1.sock backend=host
+ * gst-launch-1.0 cuipcsrc socket-path=/tmp/cam1.sock ! videoconvert ! autovideosink
  * ]| Two processes: the first publishes test frames in shared host memory,
  * the second shows them.
  * |[
- * gst-launch-1.0 cudaipcsrc socket-path=@cam1 device-id=0 ! cudadownload ! videoconvert ! jpegenc ! multifilesink location=frame-%05d.jpg
+ * gst-launch-1.0 cuipcsrc socket-path=@cam1 device-id=0 ! cudadownload ! videoconvert ! jpegenc ! multifilesink location=frame-%05d.jpg
  * ]| Frames from a producer on the abstract socket `@cam1`, on GPU 0.
  */
 
@@ -137,7 +140,10 @@ struct _GstCuIpcSrc
 G_DEFINE_TYPE_WITH_CODE (GstCuIpcSrc, gst_cu_ipc_src, GST_TYPE_PUSH_SRC,
     GST_DEBUG_CATEGORY_INIT (gst_cu_ipc_src_debug, "cudaipcsrc", 0,
         "CUDA IPC consumer"));
+/* cuipcsrc: a name of ours alone (docs/elements.md, Names) */
 GST_ELEMENT_REGISTER_DEFINE (cudaipcsrc, "cudaipcsrc", GST_RANK_NONE,
+    GST_TYPE_CU_IPC_SRC);
+GST_ELEMENT_REGISTER_DEFINE (cuipcsrc, "cuipcsrc", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SRC);
 
 GType
@@ -1304,9 +1310,9 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
-      "CUDA IPC source", "Source/Video/Hardware",
-      "Receives video frames in GPU memory from a cudaipcsink in another "
-      "process, without a copy", "gst-cudaipc developers");
+      "CUDA IPC source", "Source/Video",
+      "Receives video frames in GPU memory from a cuipcsink in another "
+      "process, without a copy", CUDAIPC_AUTHOR);
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_stop);

@@ -56,5 +56,6 @@ typedef enum
 GType gst_cu_ipc_src_output_memory_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
+GST_ELEMENT_REGISTER_DECLARE (cuipcsrc);
 
 G_END_DECLS

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The cudaipc plugin: registers cudaipcsink and cudaipcsrc.
+ * The cudaipc plugin: registers the sink and the source each under two
+ * feature names. "cuipcsink" and "cuipcsrc" are ours alone and always
+ * reach these elements; "cudaipcsink" and "cudaipcsrc" are the product's
+ * names, which GStreamer >= 1.24's nvcodec registers too: there the
+ * plugin scanned last owns them (docs/elements.md, Names).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -16,8 +20,12 @@ plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
+  /* the unambiguous names last: the element class names its factory
+   * after the feature registered last */
   ret |= GST_ELEMENT_REGISTER (cudaipcsink, plugin);
   ret |= GST_ELEMENT_REGISTER (cudaipcsrc, plugin);
+  ret |= GST_ELEMENT_REGISTER (cuipcsink, plugin);
+  ret |= GST_ELEMENT_REGISTER (cuipcsrc, plugin);
 
   return ret;
 }

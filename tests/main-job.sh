@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The main job: one producer and two consumers, three processes, sharing
-# 1080p NV12 frames through cudaipcsink/cudaipcsrc. On the GPU (cuda
+# 1080p NV12 frames through cuipcsink/cuipcsrc. On the GPU (cuda
 # backend) where a CUDA driver and device are found, else on the host
 # backend (it says which). Every frame each consumer receives is compared
 # byte for byte with what the producer wrote. Prints frames moved per

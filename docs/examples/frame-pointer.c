@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * frame-pointer: an application reading frames from a cudaipcsink in
- * another process with `cudaipcsrc socket-path=SOCKET ! appsink`.
+ * frame-pointer: an application reading frames from a cuipcsink in
+ * another process with `cuipcsrc socket-path=SOCKET ! appsink`.
  *
  *   frame-pointer SOCKET [--frames N] [--device-id D]
  *
@@ -9,7 +9,7 @@
  * pitches and offsets, a 64-bit FNV-1a hash of the visible bytes) and
  * exits 0 once N frames (default 10) were read, 1 on any error.
  *
- * What cudaipcsrc hands an application:
+ * What cuipcsrc hands an application:
  *  - Caps `video/x-raw(memory:CUDAMemory)` when the producer's ring is on
  *    the GPU (backend=cuda), `video/x-raw` with backend=host.
  *  - Device pointer: map the buffer with GST_MAP_READ | GST_MAP_CUDA;
@@ -20,7 +20,7 @@
  *    stride[p] bytes apart, both from the buffer's GstVideoMeta: the
  *    producer's layout, not necessarily the caps' default one (that of
  *    the caps' GstVideoInfo is for a buffer without a meta).
- *  - Ready: cudaipcsrc waits on the slot's interprocess CUDA event before
+ *  - Ready: cuipcsrc waits on the slot's interprocess CUDA event before
  *    it pushes a frame, so the producer's copy is complete when the sample
  *    arrives; any stream may read it at once.
  *  - Read-only: the slot is shared with every other consumer (write maps
@@ -157,7 +157,7 @@ handle_sample (GstSample * sample, gint device_id)
       "memory:CUDAMemory");
   if (on_gpu && !cuda_open (device_id))
     return FALSE;
-  /* a cudaipcsrc buffer has one memory: this maps the slot, copying nothing */
+  /* a cuipcsrc buffer has one memory: this maps the slot, copying nothing */
   if (!gst_buffer_map (buf, &map, on_gpu ? GST_MAP_READ | GST_MAP_CUDA :
           GST_MAP_READ)) {
     g_printerr ("cannot map frame %" G_GUINT64_FORMAT "\n",
@@ -252,16 +252,16 @@ main (int argc, char **argv)
     return 1;
   }
 
-  src = gst_element_factory_make ("cudaipcsrc", NULL);
+  src = gst_element_factory_make ("cuipcsrc", NULL);
   sink = gst_element_factory_make ("appsink", NULL);
   if (!src || !sink) {
     g_printerr ("no %s element (is GST_PLUGIN_PATH set?)\n",
-        src ? "appsink" : "cudaipcsrc");
+        src ? "appsink" : "cuipcsrc");
     return 1;
   }
   /* GStreamer's nvcodec (>= 1.24) has an element of the same name */
   if (!g_object_class_find_property (G_OBJECT_GET_CLASS (src), "socket-path")) {
-    g_printerr ("cudaipcsrc is %s here, not gst-cudaipc's: load "
+    g_printerr ("cuipcsrc is %s here, not gst-cudaipc's: load "
         "libgstcudaipc.so first (docs/elements.md)\n",
         G_OBJECT_TYPE_NAME (src));
     return 1;

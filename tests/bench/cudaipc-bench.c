@@ -21,8 +21,8 @@
  *     The two roles the orchestrator spawns; not meant to be run by hand.
  *
  * Transports
- *   cudaipc (a): appsrc ! cudaipcsink backend=cuda sync=false ring-size=R
- *                on-full=wait  /  cudaipcsrc timestamp-mode=passthrough !
+ *   cudaipc (a): appsrc ! cuipcsink backend=cuda sync=false ring-size=R
+ *                on-full=wait  /  cuipcsrc timestamp-mode=passthrough !
  *                fakesink sync=false (this project's plugin, GstCuIpcSink)
  *   shm (b):     appsrc ! cudadownload ! video/x-raw ! shmsink
  *                shm-size=<R frames> wait-for-connection=true sync=false  /
@@ -118,7 +118,7 @@ static GOptionEntry entries[] = {
         "frames/s the producer pushes at, 0: as fast as the path takes them "
         "(default 0)", "R"},
   {"consumer-device", 0, 0, G_OPTION_ARG_INT, &opts.consumer_device,
-        "GPU of (a)'s consumers, cudaipcsrc device-id (default 0); another "
+        "GPU of (a)'s consumers, cuipcsrc device-id (default 0); another "
         "than the ring's reads it through peer access", "N"},
   {"memory", 0, 0, G_OPTION_ARG_STRING, &opts.memory,
       "where frames live: auto, cuda or system (default auto)", "M"},
@@ -196,7 +196,7 @@ bench_transport_label (Transport t)
 {
   switch (t) {
     case TRANSPORT_CUDAIPC:
-      return "(a) cudaipcsink";
+      return "(a) cuipcsink";
     case TRANSPORT_SHM:
       return bench_use_cuda ()? "(b) cudadownload+shmsink" : "(b) shmsink";
     default:

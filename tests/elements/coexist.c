@@ -1,16 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * elements suite: our plugin beside one that registers the same feature
- * names with nvcodec's GTypes (GstCudaIpcSink, GstCudaIpcSrc), as
- * GStreamer >= 1.24's nvcodec does. Both load into one process; ours stays
- * reachable by its GType; the feature name goes to the plugin registered
- * last, so loading ours last (docs/elements.md) makes the names ours.
+ * elements suite: our plugin beside one that registers the feature names
+ * "cudaipcsink" and "cudaipcsrc" with nvcodec's GTypes (GstCudaIpcSink,
+ * GstCudaIpcSrc), as GStreamer >= 1.24's nvcodec does.
+ *
+ *  - Both plugins load into one process: the GTypes differ.
+ *  - Installed as users have them: the stand-in as libgstnvcodec.so in
+ *    GST_PLUGIN_SYSTEM_PATH (scanned after GST_PLUGIN_PATH, where ours
+ *    is). A child process (this program again, "--child") then makes our
+ *    elements by the names "cuipcsink" and "cuipcsrc", from
+ *    gst_element_factory_make() and from a pipeline description, first
+ *    with a fresh registry and again with the registry file the first run
+ *    wrote. It also reports who owns "cudaipcsink" in the registry: the
+ *    stand-in, which shows why a user of nvcodec needs names of ours
+ *    alone. (Which plugin owns a shared name in a process changes as
+ *    plugins load: each load registers its features again.)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gst/check/gstcheck.h>
+
+#include "test-util.h"
 
 static GstPlugin *
 load (const gchar * env)
@@ -24,18 +40,6 @@ load (const gchar * env)
   fail_unless (plugin != NULL, "loading %s: %s", path,
       err ? err->message : "");
   return plugin;
-}
-
-static const gchar *
-type_of_feature (const gchar * name)
-{
-  GstElement *e = gst_element_factory_make (name, NULL);
-  const gchar *type;
-
-  fail_unless (e != NULL, "no %s", name);
-  type = G_OBJECT_TYPE_NAME (e);
-  gst_object_unref (e);
-  return type;
 }
 
 GST_START_TEST (test_both_plugins_load)
@@ -53,19 +57,172 @@ GST_START_TEST (test_both_plugins_load)
   fail_unless (g_type_from_name ("GstCudaIpcSink") != 0);
   fail_unless (g_type_from_name ("GstCudaIpcSrc") != 0);
   fail_unless (sink != g_type_from_name ("GstCudaIpcSink"));
+  fail_unless (src != g_type_from_name ("GstCudaIpcSrc"));
 
-  /* ours by type, whoever owns the name */
+  /* ours by type, whoever owns the shared names */
   e = g_object_new (sink, NULL);
   g_object_get (e, "ring-size", &ring, NULL);
   fail_unless_equals_int (ring, 4);
   gst_object_unref (gst_object_ref_sink (e));
 
-  /* ours was registered last: the names are ours */
-  fail_unless_equals_string (type_of_feature ("cudaipcsink"), "GstCuIpcSink");
-  fail_unless_equals_string (type_of_feature ("cudaipcsrc"), "GstCuIpcSrc");
-
   gst_object_unref (fake);
   gst_object_unref (ours);
+}
+
+GST_END_TEST;
+
+/* The child's report: one "key=value" line per finding. */
+
+static const gchar *
+type_of_factory (const gchar * name)
+{
+  GstElement *e = gst_element_factory_make (name, NULL);
+  const gchar *type = "none";
+
+  if (e) {
+    type = g_type_name (G_OBJECT_TYPE (e));
+    gst_object_unref (gst_object_ref_sink (e));
+  }
+  return type;
+}
+
+static const gchar *
+type_in_pipeline (const gchar * desc, const gchar * name)
+{
+  GError *err = NULL;
+  GstElement *pipe = gst_parse_launch (desc, &err);
+  static gchar type[64];
+  GstElement *e;
+
+  g_strlcpy (type, "none", sizeof type);
+  if (pipe == NULL) {
+    g_clear_error (&err);
+    return type;
+  }
+  g_clear_error (&err);
+  e = gst_bin_get_by_name (GST_BIN (pipe), name);
+  if (e) {
+    g_strlcpy (type, g_type_name (G_OBJECT_TYPE (e)), sizeof type);
+    gst_object_unref (e);
+  }
+  gst_object_unref (pipe);
+  return type;
+}
+
+/* The plugin a feature of the registry belongs to, without loading it. */
+static const gchar *
+owner_of (const gchar * name)
+{
+  GstPluginFeature *f = gst_registry_lookup_feature (gst_registry_get (),
+      name);
+  static gchar owner[64];
+
+  g_strlcpy (owner, f ? gst_plugin_feature_get_plugin_name (f) : "none",
+      sizeof owner);
+  gst_clear_object (&f);
+  return owner;
+}
+
+static int
+child_main (int argc, char **argv)
+{
+  gst_init (&argc, &argv);
+  /* first, before anything loads a plugin: loading one registers its
+   * features again, and the shared names go to the one loaded last */
+  g_print ("owner-cudaipcsink=%s\n", owner_of ("cudaipcsink"));
+  g_print ("owner-cudaipcsrc=%s\n", owner_of ("cudaipcsrc"));
+  g_print ("factory-cuipcsink=%s\n", type_of_factory ("cuipcsink"));
+  g_print ("factory-cuipcsrc=%s\n", type_of_factory ("cuipcsrc"));
+  g_print ("launch-cuipcsink=%s\n", type_in_pipeline ("fakesrc num-buffers=1 "
+          "! cuipcsink name=e socket-path=@coexist-test", "e"));
+  g_print ("launch-cuipcsrc=%s\n", type_in_pipeline ("cuipcsrc name=e "
+          "socket-path=@coexist-test ! fakesink", "e"));
+  gst_deinit ();
+  return 0;
+}
+
+/* Runs the child with @registry, the stand-in's folder as the system
+ * plugin folder and ours as GST_PLUGIN_PATH; returns its report. */
+static gchar *
+run_child (const gchar * registry, const gchar * sysdir)
+{
+  g_autofree gchar *ours = g_path_get_dirname (g_getenv ("CUDAIPC_OUR_PLUGIN"));
+  gchar *argv[] = { (gchar *) "/proc/self/exe", (gchar *) "--child", NULL };
+  gchar **env = g_get_environ ();
+  gchar *out = NULL, *err = NULL;
+  GError *error = NULL;
+  gint status = 0;
+
+  env = g_environ_setenv (env, "GST_REGISTRY_1_0", registry, TRUE);
+  env = g_environ_setenv (env, "GST_PLUGIN_SYSTEM_PATH_1_0", sysdir, TRUE);
+  env = g_environ_setenv (env, "GST_PLUGIN_PATH_1_0", ours, TRUE);
+  env = g_environ_unsetenv (env, "GST_PLUGIN_PATH");
+  env = g_environ_unsetenv (env, "GST_REGISTRY_FORK");
+  fail_unless (g_spawn_sync (NULL, argv, env, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, &error), "spawn: %s",
+      error ? error->message : "");
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "child failed: %s", err);
+  g_strfreev (env);
+  g_free (err);
+  return out;
+}
+
+static void
+check_report (const gchar * report, const gchar * when)
+{
+  static const gchar *expected[] = {
+    "factory-cuipcsink=GstCuIpcSink\n",
+    "factory-cuipcsrc=GstCuIpcSrc\n",
+    "launch-cuipcsink=GstCuIpcSink\n",
+    "launch-cuipcsrc=GstCuIpcSrc\n",
+    /* the stand-in, scanned last, owns the shared names: what users of
+     * nvcodec >= 1.24 see, and why the names above exist */
+    "owner-cudaipcsink=nvcodec\n",
+    "owner-cudaipcsrc=nvcodec\n",
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    fail_unless (strstr (report, expected[i]) != NULL,
+        "%s: expected \"%.*s\" in the child's report:\n%s", when,
+        (int) strlen (expected[i]) - 1, expected[i], report);
+}
+
+GST_START_TEST (test_names_with_nvcodec_scanned_last)
+{
+  g_autofree gchar *dir = cudaipc_test_tmpdir ("coexist");
+  g_autofree gchar *sysdir = g_build_filename (dir, "system", NULL);
+  g_autofree gchar *registry = g_build_filename (dir, "registry.bin", NULL);
+  g_autofree gchar *nvcodec = g_build_filename (sysdir, "libgstnvcodec.so",
+      NULL);
+  g_autofree gchar *core = g_build_filename (sysdir,
+      "libgstcoreelements.so", NULL);
+  g_autofree gchar *core_src = NULL;
+  g_autofree gchar *first = NULL, *second = NULL;
+  const gchar *test_sys = g_getenv ("GST_PLUGIN_SYSTEM_PATH_1_0");
+  struct stat before, after;
+
+  fail_unless (test_sys != NULL);
+  core_src = g_build_filename (test_sys, "libgstcoreelements.so", NULL);
+  fail_unless (g_mkdir_with_parents (sysdir, 0700) == 0);
+  /* where nvcodec lives: in the system plugin folder */
+  fail_unless (symlink (g_getenv ("CUDAIPC_FAKE_NVCODEC"), nvcodec) == 0);
+  fail_unless (symlink (core_src, core) == 0);
+
+  first = run_child (registry, sysdir);
+  check_report (first, "fresh registry");
+  fail_unless (stat (registry, &before) == 0, "no registry was written");
+
+  /* the registry file of the first run, as a user's next start reads it */
+  second = run_child (registry, sysdir);
+  check_report (second, "registry from the cache");
+  fail_unless (stat (registry, &after) == 0);
+  fail_unless (before.st_ino == after.st_ino &&
+      before.st_mtim.tv_sec == after.st_mtim.tv_sec &&
+      before.st_mtim.tv_nsec == after.st_mtim.tv_nsec,
+      "the second run rewrote the registry instead of reading the cache");
+
+  cudaipc_test_rmtree (dir);
 }
 
 GST_END_TEST;
@@ -79,7 +236,15 @@ coexist_suite (void)
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_both_plugins_load);
+  tcase_add_test (tc, test_names_with_nvcodec_scanned_last);
   return s;
 }
 
-GST_CHECK_MAIN (coexist);
+int
+main (int argc, char **argv)
+{
+  if (argc > 1 && strcmp (argv[1], "--child") == 0)
+    return child_main (argc, argv);
+  gst_check_init (&argc, &argv);
+  return gst_check_run_suite (coexist_suite (), "coexist", __FILE__);
+}

@@ -194,7 +194,7 @@ GST_START_TEST (test_no_producer)
 {
   Node *ex;
 
-  /* cudaipcsrc gives up after its connect-timeout (10 s) */
+  /* cuipcsrc gives up after its connect-timeout (10 s) */
   ex = spawn_example (1);
   wait_node (ex, 60);
   fail_unless (WIFEXITED (ex->status) && WEXITSTATUS (ex->status) == 1,

@@ -3,7 +3,8 @@
  * A stand-in for GStreamer's nvcodec plugin (>= 1.24) as far as names go:
  * it registers element features "cudaipcsink" and "cudaipcsrc" with the
  * GTypes nvcodec uses, GstCudaIpcSink and GstCudaIpcSrc. The coexistence
- * test loads it beside ours.
+ * test loads it beside ours, and installs it as libgstnvcodec.so in a
+ * system plugin folder of its own.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -65,6 +66,7 @@ plugin_init (GstPlugin * plugin)
       gst_cuda_ipc_src_get_type ());
 }
 
-GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, fakenvcodec,
+/* named nvcodec and built as libgstnvcodec.so, like the real one */
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, nvcodec,
     "Stand-in for nvcodec's IPC element names", plugin_init, VERSION,
     "LGPL", "gst-cudaipc tests", "https://example.invalid/gst-cudaipc")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * elements suite: cudaipcsink and cudaipcsrc driven through gst-check's
+ * elements suite: cuipcsink and cuipcsrc driven through gst-check's
  * GstHarness, in one process, with the host backend: the sink's counters
  * for frames pushed into it, a sink and a source meeting on a socket in a
  * temporary folder (frames byte for byte, caps, custom events and EOS in
@@ -60,12 +60,12 @@ frame_info (GstVideoInfo * info)
   gst_caps_unref (caps);
 }
 
-/* A harness around a cudaipcsink on @path with the host backend, playing,
+/* A harness around a cuipcsink on @path with the host backend, playing,
  * with CAPS on its source pad (the harness turns sync and async off). */
 static GstHarness *
 sink_harness_new (const gchar * path, GstElement ** sink_out)
 {
-  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
   GstHarness *h;
 
   fail_unless (sink != NULL);
@@ -81,13 +81,13 @@ sink_harness_new (const gchar * path, GstElement ** sink_out)
   return h;
 }
 
-/* A harness around a cudaipcsrc for @path, not started yet: a source
+/* A harness around a cuipcsrc for @path, not started yet: a source
  * connects when it starts. The producer's timestamps are kept, so that
  * each frame can be recognised by its PTS. */
 static GstHarness *
 src_harness_new (const gchar * path, GstElement ** src_out)
 {
-  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  GstElement *src = gst_element_factory_make ("cuipcsrc", NULL);
   GstHarness *h;
 
   fail_unless (src != NULL);
@@ -246,7 +246,7 @@ GST_START_TEST (test_sink_counts_frames)
   guint64 v = G_MAXUINT64;
 
   frame_info (&info);
-  line = g_strdup_printf ("cudaipcsink name=sink socket-path=%s "
+  line = g_strdup_printf ("cuipcsink name=sink socket-path=%s "
       "backend=host wait-for-connection=false sync=false", sock);
   h = gst_harness_new_parse (line);
   g_free (line);

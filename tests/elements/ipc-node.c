@@ -7,7 +7,7 @@
  *   ipc-node producer SOCKET [--frames N] [--width W --height H]
  *       [--switch-at K --width2 W2 --height2 H2] [--clients C] [--fps F]
  *       [--sink "prop=value ..."] [--upload]
- *     appsrc ! [cudaupload ! video/x-raw(memory:CUDAMemory) !] cudaipcsink
+ *     appsrc ! [cudaupload ! video/x-raw(memory:CUDAMemory) !] cuipcsink
  *     (the sink takes system memory too: without the capsfilter cudaupload
  *     would pass the frames through). Frame i is NV12 filled with the
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
@@ -18,7 +18,7 @@
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
  *       [--download] [--max-frames M]
- *     cudaipcsrc ! [cudadownload ! video/x-raw !] appsink (the capsfilter
+ *     cuipcsrc ! [cudadownload ! video/x-raw !] appsink (the capsfilter
  *     keeps cudadownload from passing CUDA memory through to appsink,
  *     which takes anything). Checks every frame against the
  *     pattern of its offset when it arrives, keeps the last H frames held
@@ -303,7 +303,7 @@ run_producer (const gchar * socket_path)
   gchar *desc;
 
   desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
-      "block=true max-bytes=1 ! %s cudaipcsink name=sink sync=false "
+      "block=true max-bytes=1 ! %s cuipcsink name=sink sync=false "
       "socket-path=\"%s\"",
       upload ? "cudaupload ! video/x-raw(memory:CUDAMemory) !" : "",
       socket_path);
@@ -581,7 +581,7 @@ run_consumer (const gchar * socket_path)
   gboolean peer = FALSE;
   gchar *desc;
 
-  desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" ! %s "
+  desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s "
       "appsink name=sink sync=false", socket_path,
       download ? "cudadownload ! video/x-raw !" : "");
   pipeline = parse_pipeline (desc);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Two pipelines in separate processes meeting on a socket in a temporary
- * folder: a producer (appsrc ! cudaipcsink) and consumers (cudaipcsrc !
+ * folder: a producer (appsrc ! cuipcsink) and consumers (cuipcsrc !
  * appsink), each an ipc-node process. Every frame is checked byte for byte
  * against the pattern of its frame number.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * elements suite: cudaipcsink and cudaipcsrc on their own: registration,
+ * elements suite: cuipcsink and cuipcsrc on their own: registration,
  * properties and their defaults, pad templates, state changes with the
  * host backend, the periodic stats messages, and the errors a user sees for a missing driver, a missing
  * producer or a socket path taken by a live producer.
@@ -58,8 +58,8 @@ check_props (const gchar * factory, const gchar * const *names)
 
 GST_START_TEST (test_registered_with_own_types)
 {
-  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
-  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
+  GstElement *src = gst_element_factory_make ("cuipcsrc", NULL);
 
   fail_unless (sink && src);
   /* nvcodec (>= 1.24) registers GstCudaIpcSink/GstCudaIpcSrc: ours differ */
@@ -91,10 +91,10 @@ GST_START_TEST (test_properties)
   guint reconnect_timeout = 1;
   GstStructure *stats = NULL;
 
-  check_props ("cudaipcsink", sink_props);
-  check_props ("cudaipcsrc", src_props);
+  check_props ("cuipcsink", sink_props);
+  check_props ("cuipcsrc", src_props);
 
-  sink = gst_element_factory_make ("cudaipcsink", NULL);
+  sink = gst_element_factory_make ("cuipcsink", NULL);
   g_object_get (sink, "ring-size", &ring_size, "socket-mode", &mode,
       "num-clients", &clients, "stats", &stats, NULL);
   fail_unless_equals_int (ring_size, 4);
@@ -106,7 +106,7 @@ GST_START_TEST (test_properties)
   gst_util_set_object_arg (G_OBJECT (sink), "on-full", "drop");
   gst_object_unref (sink);
 
-  src = gst_element_factory_make ("cudaipcsrc", NULL);
+  src = gst_element_factory_make ("cuipcsrc", NULL);
   g_object_get (src, "reconnect", &reconnect, "reconnect-timeout",
       &reconnect_timeout, NULL);
   fail_unless (reconnect);
@@ -120,8 +120,8 @@ GST_END_TEST;
 
 GST_START_TEST (test_pad_templates)
 {
-  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
-  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
+  GstElement *src = gst_element_factory_make ("cuipcsrc", NULL);
   GstCaps *caps;
   GstPad *pad;
   gchar *s;
@@ -151,7 +151,7 @@ GST_END_TEST;
 GST_START_TEST (test_sink_state_changes_host)
 {
   guint fds_before = cudaipc_test_count_fds ();
-  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
 
   g_object_set (sink, "socket-path", sock, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "backend", "host");
@@ -194,7 +194,7 @@ state_error (GstElement * element, GstState state)
 
 GST_START_TEST (test_sink_without_driver)
 {
-  GstElement *sink = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
   GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
   gchar *text;
 
@@ -217,8 +217,8 @@ GST_END_TEST;
 
 GST_START_TEST (test_sink_path_of_live_producer)
 {
-  GstElement *a = gst_element_factory_make ("cudaipcsink", NULL);
-  GstElement *b = gst_element_factory_make ("cudaipcsink", NULL);
+  GstElement *a = gst_element_factory_make ("cuipcsink", NULL);
+  GstElement *b = gst_element_factory_make ("cuipcsink", NULL);
   gchar *text;
 
   g_object_set (a, "socket-path", sock, NULL);
@@ -241,7 +241,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_src_no_producer)
 {
-  GstElement *src = gst_element_factory_make ("cudaipcsrc", NULL);
+  GstElement *src = gst_element_factory_make ("cuipcsrc", NULL);
   gint64 t0 = g_get_monotonic_time ();
   gchar *text;
 
@@ -332,7 +332,7 @@ GST_START_TEST (test_stats_messages)
   gint64 deadline;
 
   prod = gst_parse_launch ("appsrc name=in format=time caps=video/x-raw,"
-      "format=NV12,width=64,height=64,framerate=30/1 ! cudaipcsink name=sink "
+      "format=NV12,width=64,height=64,framerate=30/1 ! cuipcsink name=sink "
       "backend=host sync=false stats-interval=40", NULL);
   fail_unless (prod != NULL);
   sink = gst_bin_get_by_name (GST_BIN (prod), "sink");
@@ -348,7 +348,7 @@ GST_START_TEST (test_stats_messages)
   fail_unless_equals_int (get_u64 (st, "frames-published"), 0);
   gst_structure_free (st);
 
-  cons = gst_parse_launch ("cudaipcsrc name=src stats-interval=40 "
+  cons = gst_parse_launch ("cuipcsrc name=src stats-interval=40 "
       "client-name=watcher ! fakesink sync=false", NULL);
   fail_unless (cons != NULL);
   src = gst_bin_get_by_name (GST_BIN (cons), "src");

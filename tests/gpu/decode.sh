@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# gpu suite: an H.264 clip decoded by nvh264dec into cudaipcsink, received
-# by cudaipcsrc in another process, downloaded with cudadownload and
+# gpu suite: an H.264 clip decoded by nvh264dec into cuipcsink, received
+# by cuipcsrc in another process, downloaded with cudadownload and
 # checksummed frame by frame; the checksums must equal those of the same
 # clip decoded and downloaded in one process; and the sink's stats must
 # show every decoded frame copied device to device (no CPU round trip).
@@ -22,11 +22,11 @@ sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
 timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
   cudadownload ! video/x-raw,format=NV12 ! checksumsink >"$dir/ref"
 
-timeout 60 gst-launch-1.0 -q cudaipcsrc socket-path="$sock" ! cudadownload ! \
+timeout 60 gst-launch-1.0 -q cuipcsrc socket-path="$sock" ! cudadownload ! \
   video/x-raw,format=NV12 ! checksumsink >"$dir/ipc" &
 consumer=$!
 timeout 60 gst-launch-1.0 -m filesrc location="$clip" ! h264parse ! nvh264dec ! \
-  cudaipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false \
+  cuipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false \
   stats-interval=5 >"$dir/producer"
 wait $consumer
 

@@ -155,7 +155,7 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
     goto out;
   }
 
-  /* the fence's calls want the context current, as cudaipcsrc keeps it */
+  /* the fence's calls want the context current, as cuipcsrc keeps it */
   if (!(pushed = cudaipc_device_push (dev, &err)) ||
       !cudaipc_fence_query (fence, &done, &err)) {
     result = g_strdup_printf ("query: %s", err->message);

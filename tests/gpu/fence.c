@@ -7,11 +7,11 @@
  *    SLOT, gets the FRAME while the copy is still in flight, waits on the
  *    fence and then reads every byte of the frame.
  *  - A handle that does not open is a GError with the driver's text.
- *  - Elements: a cudaipcsrc here, fed by an ipc-node producer with the
+ *  - Elements: a cuipcsrc here, fed by an ipc-node producer with the
  *    cuda backend, makes at most one driver call per frame (the fence
  *    wait; one context push on its first frame) and sees every frame
  *    intact.
- *  - Elements: a cudaipcsink here publishes without host synchronisation
+ *  - Elements: a cuipcsink here publishes without host synchronisation
  *    while its consumer (an ipc-node) waits on events, and falls back to
  *    synchronising its stream, frame by frame, while a consumer that did
  *    not ask for events is connected.
@@ -356,7 +356,7 @@ GST_START_TEST (test_src_one_driver_call_per_frame)
   frames = g_strdup_printf ("%d", ELEMENT_FRAMES);
   producer = spawn_node ("producer", "--frames", frames, "--clients", "1",
       "--sink", "backend=cuda full-timeout=0", NULL);
-  desc = g_strdup_printf ("cudaipcsrc name=src socket-path=\"%s\" "
+  desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" "
       "reconnect=false connect-timeout=30000 ! appsink name=sink sync=false",
       sock);
   pipeline = launch (desc);
@@ -393,7 +393,7 @@ GST_START_TEST (test_src_one_driver_call_per_frame)
   calls = cudaipc_test_stats_uint64 (src, "driver-calls");
   pushed = cudaipc_test_stats_uint64 (src, "frames-pushed");
   received = cudaipc_test_stats_uint64 (src, "frames-received");
-  g_print ("gpu-fence: cudaipcsrc pushed %" G_GUINT64_FORMAT " frames (%u "
+  g_print ("gpu-fence: cuipcsrc pushed %" G_GUINT64_FORMAT " frames (%u "
       "bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per frame\n",
       pushed, bad, calls, pushed ? (gdouble) calls / pushed : 0.0);
   fail_unless_equals_int (n, ELEMENT_FRAMES);
@@ -575,7 +575,7 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
 
   nodes_setup ();
   desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
-      "block=true max-bytes=1 ! cudaipcsink name=sink sync=false "
+      "block=true max-bytes=1 ! cuipcsink name=sink sync=false "
       "backend=cuda wait-for-connection=true socket-path=\"%s\"", sock);
   pipeline = launch (desc);
   appsrc = gst_bin_get_by_name (GST_BIN (pipeline), "src");

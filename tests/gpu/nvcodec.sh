@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# gpu suite: cudaipcsrc into nvcodec's CUDA filters. An H.264 clip decoded
-# by nvh264dec into cudaipcsink; in another process cudaipcsrc ! cudaconvert
+# gpu suite: cuipcsrc into nvcodec's CUDA filters. An H.264 clip decoded
+# by nvh264dec into cuipcsink; in another process cuipcsrc ! cudaconvert
 # (to I420) ! cudascale (to half size) ! cudadownload, checksummed frame by
-# frame, once for each output-memory of cudaipcsrc; every run must give
+# frame, once for each output-memory of cuipcsrc; every run must give
 # the checksums of the same chain run on the decoder's output in one
 # process. Exits 77 (skip) without a GPU, nvh264dec, cudaconvert or
 # cudascale (the filters need NVRTC at run time).
@@ -34,11 +34,11 @@ status=0
 for mode in auto imported gst-cuda; do
   sock="$dir/$mode.sock"
   # shellcheck disable=SC2086
-  timeout 60 gst-launch-1.0 -q cudaipcsrc socket-path="$sock" output-memory=$mode ! \
+  timeout 60 gst-launch-1.0 -q cuipcsrc socket-path="$sock" output-memory=$mode ! \
     $filters >"$dir/$mode" &
   consumer=$!
   timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
-    cudaipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false
+    cuipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false
   wait $consumer || { echo "output-memory=$mode: the consumer failed"; status=1; continue; }
   n=$(sums "$dir/$mode" | wc -l)
   if diff <(sums "$dir/ref") <(sums "$dir/$mode") >/dev/null; then
