@@ -29,6 +29,9 @@ struct _CudaIpcDevice
   gchar *name;
   CUdevice cu_device;
   CUcontext context;
+  /* a context lent by use_context(): its owner, released after close() */
+  gpointer context_owner;
+  GDestroyNotify context_owner_release;
 };
 
 struct _CudaIpcBackendOps

@@ -154,7 +154,7 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   }
   if (msg->type == CUDAIPC_MSG_BYE) {
     GST_INFO ("BYE reason: %s",
-        cudaipc_client_bye_reason_name (msg->u.bye.reason));
+        cudaipc_bye_reason_name (msg->u.bye.reason));
     g_set_error (error, CUDAIPC_ERROR, refusal_code (msg->u.bye.reason),
         "The producer on %s refused this consumer: %s", path, msg->u.bye.text);
     return FALSE;
@@ -265,7 +265,7 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
     if (ret == -ECANCELED)
       return CUDAIPC_CLIENT_CANCELLED;
     if (ret == -ETIMEDOUT) {
-      GST_INFO ("nothing listens on %s; is the cudaipcsink running?", path);
+      GST_INFO ("nothing listens on %s; is the cuipcsink running?", path);
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
           "No producer on %s after %u ms", path, timeout_ms);
       return CUDAIPC_CLIENT_ERROR;

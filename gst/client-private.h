@@ -56,8 +56,6 @@ struct _CudaIpcClient
                                  * later HELLOs leave CUDAIPC_CAP_EVENTS out */
   gboolean events;              /* this connection waits on events */
   CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* with the imports */
-  GThread *ctx_thread;          /* where ctx_pushed was pushed (a ref) */
-  CUcontext ctx_pushed;         /* the device's context, kept current there */
   GHashTable *caps;             /* caps id -> CapsEntry */
   gboolean have_caps_in_use;
   guint32 caps_in_use;          /* caps id of the last frame handed out */

@@ -149,29 +149,6 @@ caps_entry_free (gpointer data)
   g_free (e);
 }
 
-const gchar *
-cudaipc_client_bye_reason_name (guint32 reason)
-{
-  switch (reason) {
-    case CUDAIPC_BYE_NORMAL:
-      return "normal";
-    case CUDAIPC_BYE_VERSION:
-      return "version";
-    case CUDAIPC_BYE_BACKEND:
-      return "backend";
-    case CUDAIPC_BYE_DEVICE:
-      return "device";
-    case CUDAIPC_BYE_PROTOCOL:
-      return "protocol";
-    case CUDAIPC_BYE_PERMISSION:
-      return "permission";
-    case CUDAIPC_BYE_TOO_SLOW:
-      return "too slow";
-    default:
-      return "unknown";
-  }
-}
-
 /* Life cycle */
 
 CudaIpcClient *
@@ -210,9 +187,6 @@ cudaipc_client_free (CudaIpcClient * client)
   if (client == NULL)
     return;
   cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
-  /* pushed on a thread we cannot pop it from: forget it */
-  if (client->ctx_thread)
-    g_thread_unref (client->ctx_thread);
   cudaipc_close_fd (&client->wake_fd);
   session_unref (client->session);
   g_hash_table_unref (client->caps);
@@ -397,49 +371,24 @@ drop_imports (CudaIpcClient * client)
   client->n_slots = 0;
 }
 
-/* Keeps the device's context current on the receiving thread, so that a
- * fence wait is the only driver call per frame: pushed on a thread's first
- * frame, not popped per frame. Adds the driver calls made to @calls. */
+/* Waits for the producer's copy into the slot of @f, with the device's
+ * context current for the wait alone: pushed and popped on this thread,
+ * so none of ours is left current on a streaming thread that a pool may
+ * hand to other work (or that outlives the device). Adds the driver
+ * calls made to @calls. */
 static gboolean
-ensure_context (CudaIpcClient * client, guint * calls, GError ** error)
+wait_fence (CudaIpcClient * client, CudaIpcFence * fence, guint * calls,
+    GError ** error)
 {
-  GThread *self = g_thread_self ();
-  CUcontext ctx = cudaipc_device_get_context (client->dev);
+  gboolean ok;
 
-  if (client->ctx_thread == self && client->ctx_pushed == ctx)
-    return TRUE;
-  if (client->ctx_thread == self) {
-    /* another device's context of ours is on top here */
-    (*calls)++;
-    cudaipc_device_pop (client->dev);
-  }
   (*calls)++;
-  if (!cudaipc_device_push (client->dev, error)) {
-    g_clear_pointer (&client->ctx_thread, g_thread_unref);
-    client->ctx_pushed = NULL;
+  if (!cudaipc_device_push (client->dev, error))
     return FALSE;
-  }
-  GST_DEBUG ("the device's context is now current on thread %p", self);
-  if (client->ctx_thread != self) {
-    /* pushed on another thread that we cannot pop from: leave it there */
-    g_clear_pointer (&client->ctx_thread, g_thread_unref);
-    client->ctx_thread = g_thread_ref (self);
-  }
-  client->ctx_pushed = ctx;
-  return TRUE;
-}
-
-/* At a disconnect: pops the context this thread pushed. Pushed on another
- * thread, it stays there (and remembered, so that thread does not push it
- * twice). */
-static void
-release_context (CudaIpcClient * client)
-{
-  if (client->ctx_thread != g_thread_self () || client->dev == NULL)
-    return;
+  ok = cudaipc_fence_wait_timeout (fence, FENCE_TIMEOUT_US, calls, error);
+  (*calls)++;
   cudaipc_device_pop (client->dev);
-  g_clear_pointer (&client->ctx_thread, g_thread_unref);
-  client->ctx_pushed = NULL;
+  return ok;
 }
 
 void
@@ -471,7 +420,6 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
   client->have_caps_in_use = FALSE;
   client->events = FALSE;
   g_atomic_int_set (&client->peer, 0);
-  release_context (client);
   /* imported blocks hold their own device references */
   g_clear_pointer (&client->dev, cudaipc_device_unref);
 }
@@ -648,7 +596,7 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
     g_set_error (error, CUDAIPC_ERROR, err->code,
         "Could not import slot %u of the producer on %s: %s", m->index,
         client->path, err->message);
-    cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, text);
+    cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL, text);
     return CUDAIPC_CLIENT_ERROR;
   }
 
@@ -752,7 +700,7 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
     g_set_error (error, CUDAIPC_ERROR, err->code,
         "Could not wrap a frame of the producer on %s: %s", client->path,
         err->message);
-    cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL,
+    cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL,
         "this consumer could not wrap a frame");
     return CUDAIPC_CLIENT_ERROR;
   }
@@ -762,10 +710,7 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
     guint calls = 0;
     gboolean ok;
 
-    ok = ensure_context (client, &calls, &err);
-    if (ok)
-      ok = cudaipc_fence_wait_timeout (client->fences[f->slot],
-          FENCE_TIMEOUT_US, &calls, &err);
+    ok = wait_fence (client, client->fences[f->slot], &calls, &err);
     g_mutex_lock (&s->lock);
     s->driver_calls += calls;
     g_mutex_unlock (&s->lock);
@@ -865,7 +810,7 @@ cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
       cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
       return CUDAIPC_CLIENT_CLOSED;
     }
-    if (err < 0) {
+    if (err < 0 && cudaipc_msg_error_is_peers (err)) {
       const gchar *type = cudaipc_msg_type_name (msg.type);
 
       cudaipc_msg_clear (&msg);
@@ -873,6 +818,16 @@ cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
           "The producer on %s sent a bad %s message: %s", client->path, type,
           g_strerror (-err));
       cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, "bad message");
+      return CUDAIPC_CLIENT_ERROR;
+    }
+    if (err < 0) {
+      /* this side's failure (memory, fds, the socket itself) */
+      cudaipc_msg_clear (&msg);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+          "Could not read from the producer on %s: %s", client->path,
+          g_strerror (-err));
+      cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL,
+          "this consumer could not read its socket");
       return CUDAIPC_CLIENT_ERROR;
     }
 

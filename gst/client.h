@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The consumer's side of the protocol: one connection at a time to a
- * producer (cudaipcsink), as cudaipcsrc uses it. docs/protocol.md is the
+ * producer (cuipcsink), as cuipcsrc uses it. docs/protocol.md is the
  * reference for the messages; this module decides what they mean.
  *
  * cudaipc_client_connect() connects to the producer's socket, trying again
@@ -42,10 +42,10 @@
  * CUDAIPC_CAP_EVENTS unless events failed before on this client object. A
  * SLOT with HAS_EVENT has its fence (fence.h) opened once per slot per
  * connection, kept with the import and freed with the import table. Before
- * a FRAME of that slot is handed out, receive() waits on its fence: the
- * only driver call per frame. For that the device's context is pushed once
- * on the receiving thread, at its first frame, and stays current there (it
- * is popped when that thread disconnects; another thread cannot pop it).
+ * a FRAME of that slot is handed out, receive() waits on its fence, with
+ * the device's context pushed for the wait and popped after it: no
+ * context of ours stays current on the receiving thread, which a thread
+ * pool may give other work, or which may outlive the device.
  * A fence that cannot be opened or waited on (legacy CUDA IPC handles fail
  * across PID namespaces) marks the client object: receive() sends BYE
  * (PROTOCOL) saying that interprocess events are unavailable and that it
@@ -125,9 +125,9 @@ typedef struct
   guint held;                   /* frames of this connection not released */
   guint32 generation;           /* the producer's current ring */
   guint imports;                /* slots imported on this connection */
-  guint64 driver_calls;         /* CUDA driver calls made for frames: one
-                                 * fence wait per frame, and a context push
-                                 * on a thread's first frame */
+  guint64 driver_calls;         /* CUDA driver calls made for frames: per
+                                 * frame, a context push, the fence wait
+                                 * and the pop */
   gboolean peer;                /* the producer is on another GPU, read
                                  * through peer access */
 } CudaIpcClientStats;
@@ -177,7 +177,5 @@ void cudaipc_client_get_stats (CudaIpcClient * client,
     CudaIpcClientStats * stats);
 /* Zeroes received, dropped, released and driver_calls. */
 void cudaipc_client_reset_stats (CudaIpcClient * client);
-
-const gchar *cudaipc_client_bye_reason_name (guint32 reason);
 
 G_END_DECLS

@@ -27,12 +27,10 @@
 
 #include <glib.h>
 #include "device.h"
+#include "protocol.h"
 
 G_BEGIN_DECLS
 
-#define CUDAIPC_MAX_ALLOCS 16
-/* Largest buffer a peer may describe: 4 GiB. */
-#define CUDAIPC_MAX_SLOT_SIZE (G_GUINT64_CONSTANT (4) << 30)
 
 typedef struct _CudaIpcDescriptor CudaIpcDescriptor;
 

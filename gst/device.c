@@ -86,6 +86,9 @@ cudaipc_device_unref (CudaIpcDevice * dev)
   if (!dev || !g_atomic_int_dec_and_test (&dev->refcount))
     return;
   dev->ops->close (dev);
+  /* nothing of the device uses the lent context any more */
+  if (dev->context_owner_release)
+    dev->context_owner_release (dev->context_owner);
   g_free (dev->name);
   g_free (dev);
 }
@@ -127,12 +130,16 @@ cudaipc_device_get_context (CudaIpcDevice * dev)
 }
 
 void
-cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context)
+cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context,
+    gpointer owner, GDestroyNotify release)
 {
   g_return_if_fail (dev->backend == CUDAIPC_BACKEND_CUDA);
   g_return_if_fail (context != NULL);
+  g_return_if_fail (dev->context_owner_release == NULL);
   /* the primary context stays retained: close() releases it by device */
   dev->context = context;
+  dev->context_owner = owner;
+  dev->context_owner_release = release;
 }
 
 gboolean

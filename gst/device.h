@@ -18,16 +18,10 @@
 
 #include <glib.h>
 #include "cuda-types.h"
+#include "protocol.h"
 
 G_BEGIN_DECLS
 
-typedef enum
-{
-  CUDAIPC_BACKEND_HOST = 0,
-  CUDAIPC_BACKEND_CUDA = 1,
-} CudaIpcBackend;
-
-#define CUDAIPC_UUID_LEN 16
 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi -L shows it,
  * with its NUL */
 #define CUDAIPC_UUID_STRING_LEN 41
@@ -59,14 +53,16 @@ void cudaipc_uuid_format (const guint8 uuid[CUDAIPC_UUID_LEN],
 /* The primary context (NULL for the host backend). */
 CUcontext cudaipc_device_get_context (CudaIpcDevice * dev);
 
-/* Makes @context (a context on this device that the caller keeps alive as
- * long as the device is used) the one the device's calls run in, instead
- * of the primary context (cuda backend; call before anything else of the
- * device is made). VMM memory is used alike from every context of the
- * device, but a copy from memory allocated in another context goes
- * through a slow path (about 290 us for a 3 MB frame on an H200, against
- * 13 us within one context): a producer copies in its upstream's. */
-void cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context);
+/* Makes @context, a context on this device, the one the device's calls
+ * run in, instead of the primary context (cuda backend; once, before
+ * anything else of the device is made). @owner keeps @context alive: the
+ * device calls @release (@owner) once it is closed, after its last use of
+ * the context. VMM memory is used alike from every context of the device,
+ * but a copy from memory allocated in another context goes through a slow
+ * path (about 290 us for a 3 MB frame on an H200, against 13 us within
+ * one context): a producer copies in its upstream's. */
+void cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context,
+    gpointer owner, GDestroyNotify release);
 
 /* Makes the device's context current on this thread (no-op for host). */
 gboolean cudaipc_device_push (CudaIpcDevice * dev, GError ** error);

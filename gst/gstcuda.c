@@ -497,3 +497,44 @@ cudaipc_gstcuda_out_convert (CudaIpcGstCudaOut * out, GstBuffer * frame,
   gst_buffer_unref (frame);
   return dst;
 }
+
+void
+cudaipc_gstcuda_clear_query_pools (GstQuery * query)
+{
+  while (gst_query_get_n_allocation_pools (query) > 0)
+    gst_query_remove_nth_allocation_pool (query, 0);
+}
+
+CudaIpcGstCudaOut *
+cudaipc_gstcuda_out_for_query (GstElement * element, GstQuery * query,
+    gint device_id, gboolean need_pool, GObject ** ctx, GError ** error)
+{
+  g_autoptr (GstBufferPool) cuda_pool = NULL;
+  GstCaps *caps = NULL;
+  guint min_buffers = 0;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  while (gst_query_get_n_allocation_pools (query) > 0) {
+    GstBufferPool *pool = NULL;
+    guint min = 0;
+
+    gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, &min, NULL);
+    if (cuda_pool == NULL && pool && cudaipc_gstcuda_is_pool (pool)) {
+      cuda_pool = g_steal_pointer (&pool);
+      min_buffers = min;
+    }
+    gst_clear_object (&pool);
+    gst_query_remove_nth_allocation_pool (query, 0);
+  }
+  if (need_pool && cuda_pool == NULL)
+    return NULL;
+
+  if (!cudaipc_gstcuda_ensure_context (element, device_id, ctx)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
+        "no GstCudaContext for device %d (is GStreamer's CUDA library, "
+        "libgstcuda-1.0, installed?)", device_id);
+    return NULL;
+  }
+  return cudaipc_gstcuda_out_new (*ctx, caps, cudaipc_gstcuda_can_wrap ()?
+      NULL : cuda_pool, MAX (min_buffers, 2), error);
+}

@@ -75,6 +75,21 @@ typedef struct _CudaIpcGstCudaOut CudaIpcGstCudaOut;
 CudaIpcGstCudaOut *cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps,
     GstBufferPool * pool, guint min_buffers, GError ** error);
 void cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out);
+
+/* A consumer's decide_allocation for caps of CUDA memory on device
+ * @device_id: takes every pool out of @query (frames are made by the
+ * consumer, not from a pool of basesrc's), keeping downstream's
+ * GstCudaBufferPool if it offered one, and makes the output: NULL without
+ * an error where @need_pool and downstream offered no CUDA pool; NULL with
+ * a CUDAIPC_ERROR where GstCudaMemory cannot be made (no libgstcuda, no
+ * context, no pool). *@ctx is the pipeline's GstCudaContext: kept when
+ * set, else found or made (cudaipc_gstcuda_ensure_context()). Downstream's
+ * pool is used only where frames cannot be wrapped. */
+CudaIpcGstCudaOut *cudaipc_gstcuda_out_for_query (GstElement * element,
+    GstQuery * query, gint device_id, gboolean need_pool, GObject ** ctx,
+    GError ** error);
+/* Takes every pool out of @query. */
+void cudaipc_gstcuda_clear_query_pools (GstQuery * query);
 /* Whether frames are wrapped (no copy). */
 gboolean cudaipc_gstcuda_out_wraps (CudaIpcGstCudaOut * out);
 

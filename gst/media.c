@@ -143,6 +143,114 @@ cudaipc_media_check_layout (const CudaIpcFrameMsg * f,
 
 /* Events */
 
+/* The producer's side */
+
+/* The GstBufferFlags a consumer may see: no mini-object flags, no
+ * TAG_MEMORY (it describes the producer's buffer's memories, not the
+ * frame). */
+#define PUBLIC_BUFFER_FLAGS \
+  ((GST_BUFFER_FLAG_LAST - 1) & ~(GST_MINI_OBJECT_FLAG_LAST - 1) & \
+      ~GST_BUFFER_FLAG_TAG_MEMORY)
+
+void
+cudaipc_media_describe_buffer (GstBuffer * buf, const GstVideoInfo * info,
+    CudaIpcFrameMsg * f)
+{
+  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
+
+  f->flags = GST_BUFFER_FLAGS (buf) & PUBLIC_BUFFER_FLAGS;
+  f->pts = GST_BUFFER_PTS (buf);
+  f->dts = GST_BUFFER_DTS (buf);
+  f->duration = GST_BUFFER_DURATION (buf);
+  f->offset = GST_BUFFER_OFFSET (buf);
+  f->offset_end = GST_BUFFER_OFFSET_END (buf);
+
+  f->n_planes = 0;
+  if (meta) {
+    f->n_planes = MIN (meta->n_planes, CUDAIPC_MAX_PLANES);
+    for (guint i = 0; i < f->n_planes; i++) {
+      f->planes[i].offset = meta->offset[i];
+      f->planes[i].stride = (guint32) meta->stride[i];
+    }
+  } else if (info) {
+    f->n_planes = MIN (GST_VIDEO_INFO_N_PLANES (info), CUDAIPC_MAX_PLANES);
+    for (guint i = 0; i < f->n_planes; i++) {
+      f->planes[i].offset = GST_VIDEO_INFO_PLANE_OFFSET (info, i);
+      f->planes[i].stride = GST_VIDEO_INFO_PLANE_STRIDE (info, i);
+    }
+  }
+}
+
+gchar *
+cudaipc_media_serialize_event (GstEvent * event)
+{
+  g_return_val_if_fail (GST_IS_EVENT (event), NULL);
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_SEGMENT:{
+      const GstSegment *seg;
+      GstStructure *st;
+      gchar *str;
+
+      gst_event_parse_segment (event, &seg);
+      st = gst_structure_new ("cudaipc-segment",
+          "format", G_TYPE_INT, (gint) seg->format,
+          "rate", G_TYPE_DOUBLE, seg->rate,
+          "applied-rate", G_TYPE_DOUBLE, seg->applied_rate,
+          "flags", G_TYPE_UINT, (guint) seg->flags,
+          "base", G_TYPE_UINT64, seg->base,
+          "offset", G_TYPE_UINT64, seg->offset,
+          "start", G_TYPE_UINT64, seg->start,
+          "stop", G_TYPE_UINT64, seg->stop,
+          "time", G_TYPE_UINT64, seg->time,
+          "position", G_TYPE_UINT64, seg->position,
+          "duration", G_TYPE_UINT64, seg->duration, NULL);
+      str = gst_structure_to_string (st);
+      gst_structure_free (st);
+      return str;
+    }
+    case GST_EVENT_TAG:{
+      GstTagList *tags;
+
+      gst_event_parse_tag (event, &tags);
+      return gst_tag_list_to_string (tags);
+    }
+    default:{
+      const GstStructure *st = gst_event_get_structure (event);
+
+      return st ? gst_structure_to_string (st) : g_strdup ("");
+    }
+  }
+}
+
+/* The consumer's side: FRAME */
+
+void
+cudaipc_media_apply_frame (GstBuffer * buf, const CudaIpcFrameMsg * f,
+    const GstVideoInfo * info)
+{
+  GST_BUFFER_DURATION (buf) = f->duration;
+  GST_BUFFER_OFFSET (buf) = f->offset;
+  GST_BUFFER_OFFSET_END (buf) = f->offset_end;
+  /* buffer flags only: the mini object flags and memory tag are ours */
+  GST_BUFFER_FLAGS (buf) = f->flags & PUBLIC_BUFFER_FLAGS;
+
+  if (f->n_planes > 0) {
+    gsize offsets[GST_VIDEO_MAX_PLANES] = { 0, };
+    gint strides[GST_VIDEO_MAX_PLANES] = { 0, };
+
+    for (guint p = 0; p < f->n_planes; p++) {
+      offsets[p] = f->planes[p].offset;
+      strides[p] = (gint) f->planes[p].stride;
+    }
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
+        GST_VIDEO_INFO_HEIGHT (info), f->n_planes, offsets, strides);
+  }
+}
+
+/* The consumer's side: EVENT */
+
 static gboolean
 get_u64 (const GstStructure * st, const gchar * field, guint64 * out)
 {

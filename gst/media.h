@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the media payloads of the wire mean to GStreamer, on the consumer
- * side: a CAPS string as fixed raw-video caps, a FRAME's plane layout
- * checked against those caps, an EVENT as a GstEvent. Everything here is
- * untrusted input from the producer; every function says no with a
- * CUDAIPC_ERROR_INVALID error whose text names what was wrong.
+ * What the media payloads of the wire mean to GStreamer: a GstEvent as
+ * the text of an EVENT message (the producer's side), and on the
+ * consumer's side a CAPS string as fixed raw-video caps, a FRAME's plane
+ * layout checked against those caps, an EVENT as a GstEvent. What the
+ * consumer parses is untrusted input from the producer; every parsing
+ * function says no with a CUDAIPC_ERROR_INVALID error whose text names
+ * what was wrong.
  *
  * Pure functions; any thread. Results belong to the caller.
  */
@@ -29,6 +31,26 @@ GstCaps *cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
  * Tiled formats must use the layout of @info. A frame of size 0 passes. */
 gboolean cudaipc_media_check_layout (const CudaIpcFrameMsg * frame,
     const GstVideoInfo * info, GError ** error);
+
+/* The producer: @buf's flags (buffer flags only: no mini-object flags, no
+ * TAG_MEMORY), PTS, DTS, duration, offsets and plane layout (its
+ * GstVideoMeta, else @info's, else none; @info may be NULL) written into
+ * @frame. The rest of @frame is left as it is. */
+void cudaipc_media_describe_buffer (GstBuffer * buf, const GstVideoInfo * info,
+    CudaIpcFrameMsg * frame);
+
+/* The consumer: @frame's duration, offsets and buffer flags set on @buf,
+ * and its plane layout as a GstVideoMeta of @info's format and size (a
+ * frame that cudaipc_media_check_layout() passed). Timestamps are the
+ * caller's (timing.h). */
+void cudaipc_media_apply_frame (GstBuffer * buf, const CudaIpcFrameMsg * frame,
+    const GstVideoInfo * info);
+
+/* The payload of @event (EOS, SEGMENT, TAG or a custom event) as the text
+ * an EVENT message carries, which cudaipc_media_parse_event() reads back:
+ * a SEGMENT as a "cudaipc-segment" structure, a TAG as a tag list, any
+ * other event as its structure ("" for none). */
+gchar *cudaipc_media_serialize_event (GstEvent * event);
 
 /* An EVENT message as a GstEvent: EOS, SEGMENT (time format, from the
  * "cudaipc-segment" fields), TAG, or a custom downstream event. Other

@@ -146,7 +146,7 @@ mem_map_full (GstMemory * gmem, GstMapInfo * info, gsize maxsize)
   gpointer ret;
 
   if (info->flags & GST_MAP_WRITE) {
-    GST_WARNING ("frames shared by cudaipcsrc are read-only");
+    GST_WARNING ("frames shared by cuipcsrc are read-only");
     return NULL;
   }
   if ((info->flags & CUDAIPC_MAP_CUDA) ||

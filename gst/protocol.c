@@ -25,10 +25,41 @@
 
 #include "protocol.h"
 #include "fdutil.h"
-#include "ring.h"
 
 #define EVENT_HANDLE_SIZE \
   (sizeof (((CudaIpcSlotMsg *) NULL)->event_handle))
+
+gboolean
+cudaipc_msg_error_is_peers (gint err)
+{
+  return err == -EPROTO || err == -EMSGSIZE || err == -EBADMSG ||
+      err == -EPROTONOSUPPORT;
+}
+
+const gchar *
+cudaipc_bye_reason_name (guint32 reason)
+{
+  switch (reason) {
+    case CUDAIPC_BYE_NORMAL:
+      return "normal";
+    case CUDAIPC_BYE_VERSION:
+      return "version";
+    case CUDAIPC_BYE_BACKEND:
+      return "backend";
+    case CUDAIPC_BYE_DEVICE:
+      return "device";
+    case CUDAIPC_BYE_PROTOCOL:
+      return "protocol";
+    case CUDAIPC_BYE_PERMISSION:
+      return "permission";
+    case CUDAIPC_BYE_TOO_SLOW:
+      return "too slow";
+    case CUDAIPC_BYE_LOCAL:
+      return "local failure";
+    default:
+      return "unknown";
+  }
+}
 
 const gchar *
 cudaipc_msg_type_name (guint32 type)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The wire protocol between cudaipcsink (server) and cudaipcsrc (client).
+ * The wire protocol between cuipcsink (server) and cuipcsrc (client).
  * docs/protocol.md is the reference: byte layouts, limits, sequence.
  *
  * A message is one SOCK_SEQPACKET datagram: a 16-byte little-endian header
@@ -30,10 +30,28 @@
 #pragma once
 
 #include <glib.h>
-#include "device.h"
-#include "descriptor.h"
 
 G_BEGIN_DECLS
+
+/* The limits of what crosses the wire. The memory code is built to them
+ * (device.h, descriptor.h, ring.h include this header for them); the wire
+ * format depends on nothing else of this library. */
+
+/* A GPU's UUID, as cuDeviceGetUuid gives it. */
+#define CUDAIPC_UUID_LEN 16
+/* Physical allocations (file descriptors) per slot. */
+#define CUDAIPC_MAX_ALLOCS 16
+/* Largest buffer a peer may describe: 4 GiB. */
+#define CUDAIPC_MAX_SLOT_SIZE (G_GUINT64_CONSTANT (4) << 30)
+/* Slots per ring. */
+#define CUDAIPC_MAX_SLOTS 64
+
+/* The memory a ring lives in, as HELLO names it (device.h opens them). */
+typedef enum
+{
+  CUDAIPC_BACKEND_HOST = 0,
+  CUDAIPC_BACKEND_CUDA = 1,
+} CudaIpcBackend;
 
 #define CUDAIPC_PROTOCOL_VERSION 1
 #define CUDAIPC_HEADER_SIZE 16
@@ -79,7 +97,10 @@ typedef enum
   CUDAIPC_BYE_PROTOCOL = 4,
   CUDAIPC_BYE_PERMISSION = 5,
   CUDAIPC_BYE_TOO_SLOW = 6,
-  CUDAIPC_BYE_LAST = CUDAIPC_BYE_TOO_SLOW,
+  /* the sender failed on its own side (an import, a mapping, memory), not
+   * for anything the peer did */
+  CUDAIPC_BYE_LOCAL = 7,
+  CUDAIPC_BYE_LAST = CUDAIPC_BYE_LOCAL,
 } CudaIpcByeReason;
 
 typedef struct
@@ -178,6 +199,13 @@ typedef struct
 } CudaIpcMsg;
 
 const gchar *cudaipc_msg_type_name (guint32 type);
+/* Whether @err, a negative errno from cudaipc_conn_recv() or
+ * cudaipc_msg_parse(), says that the peer sent a message that breaks the
+ * protocol (-EPROTO, -EMSGSIZE, -EBADMSG, -EPROTONOSUPPORT), rather than
+ * that this side failed. */
+gboolean cudaipc_msg_error_is_peers (gint err);
+/* A BYE reason's name for messages ("too slow"), "unknown" for others. */
+const gchar *cudaipc_bye_reason_name (guint32 reason);
 
 /* Zeroes @msg with every fd set to -1, ready to fill in. */
 void cudaipc_msg_init (CudaIpcMsg * msg, CudaIpcMsgType type);

@@ -28,7 +28,8 @@
  *    caches (docs/benchmarks.md, Paced). CPU readers are done with a frame
  *    when they release it.
  *
- * Not thread-safe: the caller serialises every call (the sink's lock).
+ * Not thread-safe: the caller serialises every call (the server does, with
+ * its lock).
  * The ring owns its blocks; the blocks' descriptors own the exported fds.
  */
 #pragma once
@@ -36,10 +37,10 @@
 #include <glib.h>
 #include "device.h"
 #include "block.h"
+#include "protocol.h"
 
 G_BEGIN_DECLS
 
-#define CUDAIPC_MAX_SLOTS 64
 
 typedef struct _CudaIpcRing CudaIpcRing;
 

@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Internal to the server (server.h has the contract): its state, shared by
- * server.c (life cycle, ring, producer thread, stats) and server-io.c (the
- * I/O thread: accept, handshake, client messages, drops, notices).
+ * Internal to the server (server.h has the contract). Three files share
+ * this state, each with one job, calling downwards only:
+ *
+ *   server.c         life cycle, the ring and its fences, what the
+ *                    producer thread and other threads call, the counters
+ *   server-io.c      the I/O thread: accept, poll, handshake deadlines,
+ *                    reaping, telling the callbacks
+ *   server-client.c  one consumer as the server sees it: its state, every
+ *                    message to it (HELLO, the ring, caps, events, BYE)
+ *                    and from it (HELLO, RELEASE, BYE), dropping it
+ *
+ * server.c and server-io.c call into server-client.c; server-client.c
+ * calls neither, and server-io.c does not call server.c.
  */
 #pragma once
 
@@ -31,11 +41,29 @@ typedef struct
                                  * an old generation it may still send */
   gint64 hello_deadline;        /* monotonic time its HELLO is due by */
   guint32 caps;                 /* HELLO capabilities in effect: its and ours */
+  gboolean nonblocking;         /* its socket is: it may be read when dead */
   gboolean ready;               /* handshake done: gets frames and events */
   gboolean dead;                /* dropped: the I/O thread frees it */
   gchar *reason;                /* why it was dropped */
   gchar *warning;               /* a warning to give when it is freed */
 } Client;
+
+/* What the I/O thread tells the callbacks once the lock is released. */
+typedef enum
+{
+  NOTICE_JOINED,
+  NOTICE_LEFT,
+  NOTICE_WARNING,
+} NoticeType;
+
+typedef struct
+{
+  NoticeType type;
+  gchar *name;                  /* JOINED, LEFT */
+  gint pid;
+  gchar *text;                  /* LEFT: the reason; WARNING: user text */
+  gchar *debug;                 /* WARNING */
+} Notice;
 
 struct _CudaIpcServer
 {
@@ -44,6 +72,9 @@ struct _CudaIpcServer
   gchar *socket_name;
   gchar *name;
   guint n_slots;
+  gint64 handshake_timeout;     /* microseconds */
+  GArray *peer_uids;            /* guint: also allowed to connect */
+  GArray *peer_gids;            /* guint: primary groups allowed */
   CudaIpcServerCallbacks callbacks;
   gpointer user_data;
   int listen_fd;                /* until stop() */
@@ -55,11 +86,8 @@ struct _CudaIpcServer
   GCond cond;                   /* slots freed, clients joined, flushing */
   GList *clients;               /* Client*, only the I/O thread frees them */
   guint next_client_id;
-  gint64 handshake_timeout;     /* microseconds */
   gint64 client_timeout;        /* microseconds, 0: never */
   gint64 published_at[CUDAIPC_MAX_SLOTS];       /* monotonic, per slot */
-  GArray *peer_uids;            /* guint: also allowed to connect */
-  GArray *peer_gids;            /* guint: primary groups allowed */
   CudaIpcRing *ring;
   /* cuda backend: one per slot index, made with the first ring and kept
    * until stop() (consumers' opened handles must not outlive them); NULL
@@ -88,8 +116,8 @@ client_is_ready (const Client * c)
   return c->ready && !c->dead;
 }
 
-/* The HELLO capabilities this producer offers: interprocess events with
- * the cuda backend. */
+/* The HELLO capabilities this producer offers: interprocess events and
+ * peer access with the cuda backend. */
 static inline guint32
 cudaipc_server_caps (const CudaIpcServer * s)
 {
@@ -97,24 +125,44 @@ cudaipc_server_caps (const CudaIpcServer * s)
       CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER : 0;
 }
 
-/* server-io.c */
+/* server-io.c: the I/O thread's body (started by new()). */
 gpointer cudaipc_server_io_thread (gpointer server);
-/* Makes the I/O thread look at the client set again. */
+
+/* server-client.c. Every function but client_free() is called with the
+ * lock held; client_free() only by the I/O thread, on a client it took
+ * out of the set. */
+
+/* Makes the I/O thread look at the client set again (any thread). */
 void cudaipc_server_wake_io (CudaIpcServer * s);
-/* Marks @c dead (its slots free again), with a BYE of @bye_reason and
- * @bye_text when @bye_text is set; @reason and @warning are taken. */
-void cudaipc_server_drop_client_locked (CudaIpcServer * s, Client * c,
+/* A client for the connection @fd just accepted (taken): its
+ * credentials read, added to the set, sent our HELLO. */
+Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd);
+/* Closes @c's connection, after reading what it still sent where that
+ * cannot block, and frees it. */
+void cudaipc_server_client_free (Client * c);
+/* Marks @c dead (its slots free again, the I/O thread frees it), after a
+ * BYE of @bye_reason and @bye_text where @bye_text is set; @reason and
+ * @warning are taken. */
+void cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
     guint bye_reason, const gchar * bye_text, gchar * reason,
     gchar * warning);
-/* Sends @msg to @c; a failure drops @c. */
-gboolean cudaipc_server_send_locked (CudaIpcServer * s, Client * c,
+/* Sends @msg to @c; a failure drops @c and returns FALSE. */
+gboolean cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
     const CudaIpcMsg * msg);
-
-/* server.c */
-gboolean cudaipc_server_peer_allowed_locked (CudaIpcServer * s, guint uid,
-    guint gid);
-/* Sends a client that just finished its handshake the ring, the caps, the
- * last segment and EOS; FALSE if it was dropped meanwhile. */
-gboolean cudaipc_server_welcome_locked (CudaIpcServer * s, Client * c);
+/* Sends @msg to every ready client; returns to how many it went. */
+guint cudaipc_server_client_send_to_ready_locked (CudaIpcServer * s,
+    const CudaIpcMsg * msg);
+/* The current caps to @c (nothing before the first caps). */
+gboolean cudaipc_server_client_send_caps_locked (CudaIpcServer * s, Client * c);
+/* RING, one SLOT per slot with its fds, then the current CAPS. */
+gboolean cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c);
+/* Reads what @c sent until it would block (at most a bounded number of
+ * messages), handling each; notices for the callbacks go to @notices. */
+void cudaipc_server_client_read_locked (CudaIpcServer * s, Client * c,
+    GPtrArray * notices);
+/* A notice about @c (@reason for LEFT) for the callbacks. */
+void cudaipc_server_client_queue_notice (GPtrArray * notices, NoticeType type,
+    Client * c, const gchar * reason);
+void cudaipc_server_notice_free (gpointer notice);
 
 G_END_DECLS

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The server's life cycle, its ring and what the producer thread and
- * other threads call; the I/O thread is in server-io.c. server.h has the
- * contract.
+ * The server's life cycle, its ring and fences, what the producer thread
+ * and other threads call, and the counters; the I/O thread is in
+ * server-io.c, the clients' messages in server-client.c
+ * (server-private.h). server.h has the contract.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -17,132 +18,38 @@
 #include "server-private.h"
 #include "error.h"
 #include "fdutil.h"
+#include "media.h"
 
 GST_DEBUG_CATEGORY (cudaipc_server_debug);
 #define GST_CAT_DEFAULT cudaipc_server_debug
 
-/* Announcements */
-
-/* Sends @msg to every ready client; returns to how many it went. */
-static guint
-send_to_ready_locked (CudaIpcServer * s, const CudaIpcMsg * msg)
-{
-  guint n = 0;
-
-  for (GList * l = s->clients; l; l = l->next) {
-    Client *c = l->data;
-
-    if (client_is_ready (c) && cudaipc_server_send_locked (s, c, msg))
-      n++;
-  }
-  return n;
-}
-
-static gboolean
-client_send_caps_locked (CudaIpcServer * s, Client * c)
-{
-  CudaIpcMsg msg;
-
-  if (s->caps_str == NULL)
-    return TRUE;
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_CAPS);
-  msg.u.caps.caps_id = s->caps_id;
-  msg.u.caps.caps = s->caps_str;
-  return cudaipc_server_send_locked (s, c, &msg);
-}
-
-/* RING, one SLOT per slot with its fds, then the current CAPS. */
-static gboolean
-client_send_ring_locked (CudaIpcServer * s, Client * c)
-{
-  CudaIpcRing *ring = s->ring;
-  CudaIpcMsg msg;
-  guint n_slots;
-
-  if (ring == NULL)
-    return TRUE;
-
-  n_slots = cudaipc_ring_get_n_slots (ring);
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
-  msg.u.ring.generation = cudaipc_ring_get_generation (ring);
-  msg.u.ring.n_slots = n_slots;
-  msg.u.ring.slot_size = cudaipc_ring_get_slot_size (ring);
-  if (!cudaipc_server_send_locked (s, c, &msg))
-    return FALSE;
-
-  for (guint i = 0; i < n_slots; i++) {
-    const CudaIpcDescriptor *desc =
-        cudaipc_block_get_descriptor (cudaipc_ring_get_block (ring, i));
-    guint n_fds = cudaipc_descriptor_get_n_fds (desc);
-    const int *fds = cudaipc_descriptor_get_fds (desc);
-    const guint64 *sizes = cudaipc_descriptor_get_sizes (desc);
-
-    cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
-    msg.u.slot.generation = cudaipc_ring_get_generation (ring);
-    msg.u.slot.index = i;
-    msg.u.slot.size = cudaipc_descriptor_get_size (desc);
-    msg.u.slot.n_allocs = n_fds;
-    msg.u.slot.flags = 0;
-    if (s->fences[i] && (c->caps & CUDAIPC_CAP_EVENTS)) {
-      msg.u.slot.flags |= CUDAIPC_SLOT_HAS_EVENT;
-      memcpy (msg.u.slot.event_handle, cudaipc_fence_get_handle (s->fences[i]),
-          CUDAIPC_FENCE_HANDLE_SIZE);
-    }
-    for (guint j = 0; j < n_fds; j++) {
-      msg.u.slot.alloc_sizes[j] = sizes[j];
-      msg.fds[j] = fds[j];      /* borrowed */
-    }
-    msg.n_fds = n_fds;
-    if (!cudaipc_server_send_locked (s, c, &msg))
-      return FALSE;
-  }
-
-  return client_send_caps_locked (s, c);
-}
-
-gboolean
-cudaipc_server_welcome_locked (CudaIpcServer * s, Client * c)
-{
-  if (s->ring && !client_send_ring_locked (s, c))
-    return FALSE;
-  if (s->segment_str) {
-    CudaIpcMsg msg;
-
-    cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
-    msg.u.event.event_type = GST_EVENT_SEGMENT;
-    msg.u.event.running_time = GST_CLOCK_TIME_NONE;
-    msg.u.event.structure = s->segment_str;
-    if (!cudaipc_server_send_locked (s, c, &msg))
-      return FALSE;
-  }
-  if (s->eos) {
-    CudaIpcMsg msg;
-
-    /* or it would wait for frames that will not come */
-    cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
-    msg.u.event.event_type = GST_EVENT_EOS;
-    msg.u.event.running_time = GST_CLOCK_TIME_NONE;
-    msg.u.event.structure = "";
-    if (!cudaipc_server_send_locked (s, c, &msg))
-      return FALSE;
-  }
-  return TRUE;
-}
-
 /* Life cycle */
 
+void
+cudaipc_server_config_init (CudaIpcServerConfig * config)
+{
+  g_return_if_fail (config != NULL);
+
+  memset (config, 0, sizeof (*config));
+  config->mode = 0660;
+  config->n_slots = 4;
+  config->handshake_timeout_ms = CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS;
+  config->client_timeout_ms = 500;
+}
+
 CudaIpcServer *
-cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
-    guint mode, guint n_slots, const gchar * name,
+cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     const CudaIpcServerCallbacks * callbacks, gpointer user_data,
     GError ** error)
 {
   static gsize debug_once = 0;
   g_autoptr (CudaIpcServer) s = NULL;
+  const gchar *socket_name;
   GError *thread_error = NULL;
   gint ret;
 
   g_return_val_if_fail (dev != NULL, NULL);
+  g_return_val_if_fail (config != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (g_once_init_enter (&debug_once)) {
@@ -151,14 +58,15 @@ cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
     g_once_init_leave (&debug_once, 1);
   }
 
+  socket_name = config->socket_name;
   if (socket_name == NULL || socket_name[0] == '\0') {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
         "No socket name to listen on");
     return NULL;
   }
-  if (n_slots < 1 || n_slots > CUDAIPC_MAX_SLOTS) {
+  if (config->n_slots < 1 || config->n_slots > CUDAIPC_MAX_SLOTS) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-        "ring of %u slots is outside 1..%u", n_slots,
+        "ring of %u slots is outside 1..%u", config->n_slots,
         (guint) CUDAIPC_MAX_SLOTS);
     return NULL;
   }
@@ -167,8 +75,9 @@ cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
   s->dev = cudaipc_device_ref (dev);
   s->socket_name = g_strdup (socket_name);
   /* HELLO names are bounded */
-  s->name = g_strndup (name ? name : "", CUDAIPC_MAX_NAME - 1);
-  s->n_slots = n_slots;
+  s->name = g_strndup (config->name ? config->name : "",
+      CUDAIPC_MAX_NAME - 1);
+  s->n_slots = config->n_slots;
   if (callbacks)
     s->callbacks = *callbacks;
   s->user_data = user_data;
@@ -176,18 +85,25 @@ cudaipc_server_new (CudaIpcDevice * dev, const gchar * socket_name,
   s->wake_fd = -1;
   g_mutex_init (&s->lock);
   g_cond_init (&s->cond);
-  s->handshake_timeout = CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS *
-      G_TIME_SPAN_MILLISECOND;
+  s->handshake_timeout = G_TIME_SPAN_MILLISECOND *
+      (gint64) config->handshake_timeout_ms;
+  s->client_timeout = G_TIME_SPAN_MILLISECOND *
+      (gint64) config->client_timeout_ms;
   s->holders = g_ptr_array_new ();
-  s->client_timeout = 500 * G_TIME_SPAN_MILLISECOND;
   s->peer_uids = g_array_new (FALSE, FALSE, sizeof (guint));
   s->peer_gids = g_array_new (FALSE, FALSE, sizeof (guint));
-  {
+  if (config->n_uids)
+    g_array_append_vals (s->peer_uids, config->uids, config->n_uids);
+  if (config->gids) {
+    if (config->n_gids)
+      g_array_append_vals (s->peer_gids, config->gids, config->n_gids);
+  } else {
     guint gid = getegid ();
+
     g_array_append_val (s->peer_gids, gid);
   }
 
-  ret = cudaipc_socket_listen (socket_name, mode, &s->listen_fd);
+  ret = cudaipc_socket_listen (socket_name, config->mode, &s->listen_fd);
   if (ret < 0) {
     s->listen_fd = -1;          /* not ours: stop() must not remove it */
     if (ret == -EADDRINUSE)
@@ -294,61 +210,6 @@ cudaipc_server_set_client_timeout (CudaIpcServer * s, guint timeout_ms)
   g_mutex_unlock (&s->lock);
 }
 
-void
-cudaipc_server_set_peers (CudaIpcServer * s, const guint * uids,
-    guint n_uids, const guint * gids, guint n_gids)
-{
-  g_return_if_fail (s != NULL);
-
-  g_mutex_lock (&s->lock);
-  g_array_set_size (s->peer_uids, 0);
-  g_array_set_size (s->peer_gids, 0);
-  if (n_uids)
-    g_array_append_vals (s->peer_uids, uids, n_uids);
-  if (n_gids)
-    g_array_append_vals (s->peer_gids, gids, n_gids);
-  g_mutex_unlock (&s->lock);
-}
-
-static gboolean
-array_has (GArray * a, guint v)
-{
-  for (guint i = 0; i < a->len; i++)
-    if (g_array_index (a, guint, i) == v)
-      return TRUE;
-  return FALSE;
-}
-
-/* The lock is held. */
-gboolean
-cudaipc_server_peer_allowed_locked (CudaIpcServer * s, guint uid, guint gid)
-{
-  return uid == 0 || uid == (guint) geteuid () || array_has (s->peer_uids,
-      uid) || array_has (s->peer_gids, gid);
-}
-
-gboolean
-cudaipc_server_peer_allowed (CudaIpcServer * s, guint uid, guint gid)
-{
-  gboolean ok;
-
-  g_return_val_if_fail (s != NULL, FALSE);
-  g_mutex_lock (&s->lock);
-  ok = cudaipc_server_peer_allowed_locked (s, uid, gid);
-  g_mutex_unlock (&s->lock);
-  return ok;
-}
-
-void
-cudaipc_server_set_handshake_timeout (CudaIpcServer * s, guint timeout_ms)
-{
-  g_return_if_fail (s != NULL);
-
-  g_mutex_lock (&s->lock);
-  s->handshake_timeout = G_TIME_SPAN_MILLISECOND * (gint64) timeout_ms;
-  g_mutex_unlock (&s->lock);
-}
-
 /* The producer thread */
 
 gboolean
@@ -379,7 +240,7 @@ cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
       Client *c = l->data;
 
       if (client_is_ready (c))
-        client_send_caps_locked (s, c);
+        cudaipc_server_client_send_caps_locked (s, c);
     }
   }
   g_mutex_unlock (&s->lock);
@@ -506,7 +367,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
     Client *c = l->data;
 
     if (client_is_ready (c))
-      client_send_ring_locked (s, c);
+      cudaipc_server_client_send_ring_locked (s, c);
   }
   return TRUE;
 }
@@ -552,7 +413,7 @@ drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
     }
     if (now - next < s->client_timeout)
       continue;
-    cudaipc_server_drop_client_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
+    cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
         "it held frames too long while the producer waited",
         g_strdup_printf ("stuck: held %u frames, the oldest for %d ms",
             held, (gint) ((now - oldest) / 1000)),
@@ -703,7 +564,8 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
-    if (client_is_ready (c) && cudaipc_server_send_locked (s, c, &msg))
+    if (client_is_ready (c) && cudaipc_server_client_send_locked (s, c,
+            &msg))
       c->sent++;
   }
   g_mutex_unlock (&s->lock);
@@ -724,48 +586,6 @@ cudaipc_server_abort (CudaIpcServer * s, guint slot)
   g_mutex_unlock (&s->lock);
 }
 
-/* The event's payload as the text an EVENT message carries; the consumer
- * reads a SEGMENT back from the "cudaipc-segment" fields. */
-static gchar *
-serialize_event (GstEvent * event)
-{
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_SEGMENT:{
-      const GstSegment *seg;
-      GstStructure *st;
-      gchar *str;
-
-      gst_event_parse_segment (event, &seg);
-      st = gst_structure_new ("cudaipc-segment",
-          "format", G_TYPE_INT, (gint) seg->format,
-          "rate", G_TYPE_DOUBLE, seg->rate,
-          "applied-rate", G_TYPE_DOUBLE, seg->applied_rate,
-          "flags", G_TYPE_UINT, (guint) seg->flags,
-          "base", G_TYPE_UINT64, seg->base,
-          "offset", G_TYPE_UINT64, seg->offset,
-          "start", G_TYPE_UINT64, seg->start,
-          "stop", G_TYPE_UINT64, seg->stop,
-          "time", G_TYPE_UINT64, seg->time,
-          "position", G_TYPE_UINT64, seg->position,
-          "duration", G_TYPE_UINT64, seg->duration, NULL);
-      str = gst_structure_to_string (st);
-      gst_structure_free (st);
-      return str;
-    }
-    case GST_EVENT_TAG:{
-      GstTagList *tags;
-
-      gst_event_parse_tag (event, &tags);
-      return gst_tag_list_to_string (tags);
-    }
-    default:{
-      const GstStructure *st = gst_event_get_structure (event);
-
-      return st ? gst_structure_to_string (st) : g_strdup ("");
-    }
-  }
-}
-
 gboolean
 cudaipc_server_send_event (CudaIpcServer * s, GstEvent * event,
     GstClockTime running_time, GError ** error)
@@ -777,7 +597,7 @@ cudaipc_server_send_event (CudaIpcServer * s, GstEvent * event,
   g_return_val_if_fail (s != NULL, FALSE);
   g_return_val_if_fail (GST_IS_EVENT (event), FALSE);
 
-  str = serialize_event (event);
+  str = cudaipc_media_serialize_event (event);
   len = strlen (str);
   if (len >= CUDAIPC_MAX_STRING) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
@@ -801,7 +621,7 @@ cudaipc_server_send_event (CudaIpcServer * s, GstEvent * event,
   } else if (GST_EVENT_TYPE (event) == GST_EVENT_EOS) {
     s->eos = TRUE;
   }
-  send_to_ready_locked (s, &msg);
+  cudaipc_server_client_send_to_ready_locked (s, &msg);
   g_mutex_unlock (&s->lock);
   return TRUE;
 }
@@ -866,51 +686,44 @@ cudaipc_server_get_generation (CudaIpcServer * s)
   return generation;
 }
 
-GstStructure *
-cudaipc_server_get_stats (CudaIpcServer * s)
+void
+cudaipc_server_get_stats (CudaIpcServer * s, CudaIpcServerStats * st)
 {
-  GValue array = G_VALUE_INIT;
-  GstStructure *st;
-  guint n_ready = 0;
+  g_return_if_fail (st != NULL);
 
-  g_value_init (&array, GST_TYPE_ARRAY);
-  if (s == NULL) {
-    st = gst_structure_new ("application/x-cudaipcsink-stats",
-        "frames-published", G_TYPE_UINT64, G_GUINT64_CONSTANT (0),
-        "frames-dropped", G_TYPE_UINT64, G_GUINT64_CONSTANT (0),
-        "clients", G_TYPE_UINT, 0, "generation", G_TYPE_UINT, 0, NULL);
-    gst_structure_take_value (st, "client-stats", &array);
-    return st;
-  }
+  memset (st, 0, sizeof (*st));
+  st->clients = g_array_new (FALSE, TRUE, sizeof (CudaIpcServerClientStats));
+  if (s == NULL)
+    return;
 
   g_mutex_lock (&s->lock);
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
-    GValue v = G_VALUE_INIT;
-    GstStructure *cs;
+    CudaIpcServerClientStats cs;
 
     if (!client_is_ready (c))
       continue;
-    n_ready++;
-    cs = gst_structure_new ("cudaipcsink-client",
-        "name", G_TYPE_STRING, c->name,
-        "pid", G_TYPE_INT, c->pid,
-        "frames-sent", G_TYPE_UINT64, c->sent,
-        "frames-released", G_TYPE_UINT64, c->released,
-        "held", G_TYPE_UINT,
-        s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0,
-        "events", G_TYPE_BOOLEAN, (c->caps & CUDAIPC_CAP_EVENTS) != 0, NULL);
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, cs);
-    gst_value_array_append_and_take_value (&array, &v);
+    cs.name = g_strdup (c->name);
+    cs.pid = c->pid;
+    cs.frames_sent = c->sent;
+    cs.frames_released = c->released;
+    cs.held = s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0;
+    cs.events = (c->caps & CUDAIPC_CAP_EVENTS) != 0;
+    g_array_append_val (st->clients, cs);
   }
-
-  st = gst_structure_new ("application/x-cudaipcsink-stats",
-      "frames-published", G_TYPE_UINT64, s->frames_published,
-      "frames-dropped", G_TYPE_UINT64, s->frames_dropped,
-      "clients", G_TYPE_UINT, n_ready,
-      "generation", G_TYPE_UINT, (guint) s->generation, NULL);
+  st->frames_published = s->frames_published;
+  st->frames_dropped = s->frames_dropped;
+  st->n_clients = st->clients->len;
+  st->generation = s->generation;
   g_mutex_unlock (&s->lock);
-  gst_structure_take_value (st, "client-stats", &array);
-  return st;
+}
+
+void
+cudaipc_server_stats_clear (CudaIpcServerStats * st)
+{
+  if (st == NULL || st->clients == NULL)
+    return;
+  for (guint i = 0; i < st->clients->len; i++)
+    g_free (g_array_index (st->clients, CudaIpcServerClientStats, i).name);
+  g_clear_pointer (&st->clients, g_array_unref);
 }

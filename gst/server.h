@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The producer's server: the listening socket, the clients connected to it,
- * and the ring they share. cudaipcsink is a thin element around it.
+ * and the ring they share. cuipcsink is a thin element around it.
  *
  * What it does:
  *  - listens on a socket name (connection.h: a path or "@name"; a stale
@@ -27,7 +27,8 @@
  *    acquire() hands out stays valid, and is written without any lock,
  *    until publish() or abort() of that slot.
  *  - Any thread, at any time between new() and free(): set_flushing, wake,
- *    set_handshake_timeout, get_n_clients, get_stats, get_generation.
+ *    set_client_timeout, peer_allowed, get_n_clients, get_stats,
+ *    get_generation.
  *  - stop() and free(): once, with no producer-thread call in flight.
  *  - The I/O thread is internal: started by new(), ended by stop().
  *
@@ -52,6 +53,10 @@
  * reference on the device. Strings passed in are copied. A slot belongs to
  * the producer thread from acquire() to publish() or abort(), then to the
  * clients it was published to until each has released it or left.
+ *
+ * Configuration: everything new() needs is in one CudaIpcServerConfig,
+ * read before the I/O thread starts; only the stuck-client time-out
+ * (set_client_timeout) may change while the server runs.
  *
  * Errors: new() and acquire() fail with a GError in CUDAIPC_ERROR (new():
  * _BUSY, _INVALID, _LIMIT, _IO; acquire(): what cudaipc_ring_new() gives).
@@ -97,12 +102,40 @@ typedef enum
   CUDAIPC_SERVER_ERROR,         /* see the GError */
 } CudaIpcServerStatus;
 
-/* Listens on @socket_name (file mode @mode, not for "@name") and starts
- * the I/O thread. Slots of the ring: @n_slots (1..CUDAIPC_MAX_SLOTS).
- * @name goes to clients in HELLO (cut to CUDAIPC_MAX_NAME - 1 bytes).
- * @callbacks is copied; any member may be NULL. */
+/* What new() needs. cudaipc_server_config_init() fills in the defaults;
+ * the strings and arrays are copied by new(). */
+typedef struct
+{
+  const gchar *socket_name;     /* a path or "@name" (connection.h) */
+  guint mode;                   /* the socket file's mode (not for "@name");
+                                 * default 0660 */
+  guint n_slots;                /* slots of the ring, 1..CUDAIPC_MAX_SLOTS;
+                                 * default 4 */
+  const gchar *name;            /* goes to clients in HELLO, cut to
+                                 * CUDAIPC_MAX_NAME - 1 bytes */
+  /* Who may connect, from the SO_PEERCRED credentials taken when a client
+   * connected and checked when its HELLO arrives (before it is sent
+   * anything of the stream): the producer's own user, root, the users in
+   * @uids and the peers whose primary group is in @gids (NULL: the
+   * producer's own group). Others get BYE PERMISSION and are closed, with
+   * a warning. */
+  const guint *uids;
+  guint n_uids;
+  const guint *gids;
+  guint n_gids;
+  /* How long a new connection may take to send its HELLO; default
+   * CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS. */
+  guint handshake_timeout_ms;
+  /* See cudaipc_server_set_client_timeout(); default 500. */
+  guint client_timeout_ms;
+} CudaIpcServerConfig;
+
+void cudaipc_server_config_init (CudaIpcServerConfig * config);
+
+/* Listens on @config's socket and starts the I/O thread. @callbacks is
+ * copied; any member may be NULL. */
 CudaIpcServer *cudaipc_server_new (CudaIpcDevice * dev,
-    const gchar * socket_name, guint mode, guint n_slots, const gchar * name,
+    const CudaIpcServerConfig * config,
     const CudaIpcServerCallbacks * callbacks, gpointer user_data,
     GError ** error);
 /* Stops (if not yet) and frees. */
@@ -112,28 +145,18 @@ void cudaipc_server_free (CudaIpcServer * server);
  * functions (with the counters as they were) and free() may be called. */
 void cudaipc_server_stop (CudaIpcServer * server);
 
-/* Applies to clients that connect afterwards. */
 /* A stuck consumer must not hold the others back: when acquire() finds no
  * free slot, every client that holds two frames or more and kept an older
  * one @timeout_ms after a newer one came is dropped with BYE TOO_SLOW and a
  * warning, which gives its slots back (holding only its newest frame is
- * fine); a waiting acquire() looks again every 50 ms. 0: never. Default
- * 500 ms. */
+ * fine); a waiting acquire() looks again every 50 ms. 0: never. Applies at
+ * once, to every client. */
 void cudaipc_server_set_client_timeout (CudaIpcServer * server,
     guint timeout_ms);
 
-/* Who may connect, from the SO_PEERCRED credentials taken when a client
- * connected and checked when its HELLO arrives (before it is sent anything
- * of the stream): the producer's own user, root, the users in @uids and the
- * peers whose primary group is in @gids. Others get BYE PERMISSION and are
- * closed, with a warning. By default @gids holds the producer's own group. */
-void cudaipc_server_set_peers (CudaIpcServer * server, const guint * uids,
-    guint n_uids, const guint * gids, guint n_gids);
-/* Whether a peer of @uid and @gid may connect under the current policy. */
+/* Whether a peer of @uid and @gid may connect (the config's policy). */
 gboolean cudaipc_server_peer_allowed (CudaIpcServer * server, guint uid,
     guint gid);
-void cudaipc_server_set_handshake_timeout (CudaIpcServer * server,
-    guint timeout_ms);
 
 /* The caps of the frames that follow (gst_caps_to_string() form; shorter
  * than CUDAIPC_MAX_STRING, else CUDAIPC_ERROR_LIMIT). Sent to the ready
@@ -214,13 +237,34 @@ void cudaipc_server_wake (CudaIpcServer * server);
 guint cudaipc_server_get_n_clients (CudaIpcServer * server);
 /* The current ring's generation (0 before the first ring). */
 guint32 cudaipc_server_get_generation (CudaIpcServer * server);
-/* A new "application/x-cudaipcsink-stats" structure: frames-published,
- * frames-dropped (guint64), clients, generation (guint), and client-stats,
- * an array of "cudaipcsink-client" structures with name (string), pid
- * (int), frames-sent, frames-released (guint64), held (guint: slots of
- * the current ring it holds) and events (gboolean: it waits on the slots'
- * interprocess events). @server NULL gives every counter at 0. */
-GstStructure *cudaipc_server_get_stats (CudaIpcServer * server);
+/* One ready client's counters. */
+typedef struct
+{
+  gchar *name;
+  gint pid;
+  guint64 frames_sent;
+  guint64 frames_released;
+  guint held;                   /* slots of the current ring it holds */
+  gboolean events;              /* it waits on the slots' interprocess
+                                 * events */
+} CudaIpcServerClientStats;
+
+/* The server's counters; cudaipc_server_stats_clear() frees what it
+ * holds. */
+typedef struct
+{
+  guint64 frames_published;
+  guint64 frames_dropped;
+  guint n_clients;
+  guint32 generation;
+  GArray *clients;              /* CudaIpcServerClientStats, one per ready
+                                 * client; never NULL once filled in */
+} CudaIpcServerStats;
+
+/* Fills in @stats (@server NULL: every counter 0, no clients). */
+void cudaipc_server_get_stats (CudaIpcServer * server,
+    CudaIpcServerStats * stats);
+void cudaipc_server_stats_clear (CudaIpcServerStats * stats);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcServer, cudaipc_server_free);
 

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The enum types of the elements' properties.
+ */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include "cudaipc-enums.h"
+#include "cudaipcsink.h"
+#include "cudaipcsrc.h"
 
 GType
 gst_cu_ipc_backend_get_type (void)
@@ -22,4 +27,66 @@ gst_cu_ipc_backend_get_type (void)
     g_once_init_leave (&type, t);
   }
   return (GType) type;
+}
+
+GType
+gst_cu_ipc_sink_on_full_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_CU_IPC_SINK_ON_FULL_WAIT,
+        "Wait for a free slot, at most full-timeout", "wait"},
+    {GST_CU_IPC_SINK_ON_FULL_DROP, "Drop the frame at once", "drop"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSinkOnFull", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+GType
+gst_cu_ipc_src_timestamp_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CU_IPC_SRC_TIMESTAMP_CLOCK,
+          "Map the producer's clock time to this pipeline's running time",
+        "clock"},
+    {GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH,
+          "Push the producer's PTS, DTS and segments unchanged",
+        "passthrough"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSrcTimestampMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_cu_ipc_src_output_memory_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CU_IPC_SRC_OUTPUT_AUTO,
+          "GstCudaMemory where downstream offers a CUDA buffer pool, else "
+          "the imported slot", "auto"},
+    {GST_CU_IPC_SRC_OUTPUT_IMPORTED,
+        "Always the imported slot, no copy", "imported"},
+    {GST_CU_IPC_SRC_OUTPUT_GST_CUDA,
+        "Always nvcodec's GstCudaMemory", "gst-cuda"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSrcOutputMemory", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
 }

@@ -43,35 +43,23 @@
 #include "config.h"
 #endif
 
-#include <grp.h>
-#include <pwd.h>
 #include <string.h>
 
 #include <gst/video/video.h>
 
 #include "cudaipcsink.h"
 #include "cudaipc-enums.h"
-#include "cuda-loader.h"
+#include "copier.h"
+#include "credentials.h"
 #include "device.h"
 #include "error.h"
-#include "gstcuda.h"
+#include "media.h"
 #include "server.h"
 #include "ticker.h"
+#include "timing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_sink_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_sink_debug
-
-/* GstCudaMemory's allocator type and map flag (gstcudamemory.h, the same in
- * nvcodec 1.20 and libgstcuda 1.22+); declared here so that building needs
- * neither. */
-#define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
-#define MAP_CUDA (GST_MAP_FLAG_LAST << 1)
-
-/* The GstBufferFlags a consumer may see: no mini-object flags, no
- * TAG_MEMORY (it describes our buffer's memories, not the frame). */
-#define PUBLIC_BUFFER_FLAGS \
-  ((GST_BUFFER_FLAG_LAST - 1) & ~(GST_MINI_OBJECT_FLAG_LAST - 1) & \
-      ~GST_BUFFER_FLAG_TAG_MEMORY)
 
 /* render(): no deadline computed yet (-1 and times are taken) */
 #define NO_DEADLINE G_MININT64
@@ -133,29 +121,15 @@ struct _GstCuIpcSink
 
   /* object lock; set in start(), cleared in stop() */
   CudaIpcServer *server;
-  GstStructure *last_stats;     /* the stopped server's counters */
+  CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
+  /* the stopped server's and copier's counters */
+  CudaIpcServerStats last_stats;
+  CudaIpcCopierCounts last_counts;
 
   /* streaming thread, from start() to stop() */
   CudaIpcDevice *dev;
   GstVideoInfo info;
   gboolean have_info;
-
-  /* cuda backend, streaming thread, from start() to stop() (design.md,
-   * GPU ordering) */
-  CUstream stream;              /* the copies', in the device's context */
-  gboolean context_checked;     /* the first frame's memory was looked at */
-  GObject *upstream_context;    /* GstCudaContext whose context we use */
-  GQueue pending;               /* Pending*, oldest first: upstream buffers
-                                 * whose copy may still be in flight */
-  guint max_pending;            /* ring-size: more, and render() waits */
-  guint64 slot_size;            /* bytes of the last slot acquired */
-  const gchar *logged_why;      /* the last fallback reason logged */
-
-  /* object lock: render()'s counters since start() */
-  guint64 driver_calls;
-  guint64 host_syncs;
-  guint64 copies_from_gpu;      /* memories copied from GPU memory */
-  guint64 copies_from_host;     /* and from host memory */
 
   /* posts the counters every stats-interval; start() to stop() */
   CudaIpcTicker *ticker;
@@ -173,25 +147,6 @@ GST_ELEMENT_REGISTER_DEFINE (cudaipcsink, "cudaipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);
 GST_ELEMENT_REGISTER_DEFINE (cuipcsink, "cuipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);
-
-GType
-gst_cu_ipc_sink_on_full_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {GST_CU_IPC_SINK_ON_FULL_WAIT,
-        "Wait for a free slot, at most full-timeout", "wait"},
-    {GST_CU_IPC_SINK_ON_FULL_DROP, "Drop the frame at once", "drop"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCuIpcSinkOnFull", values);
-
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 /* Server callbacks: from its I/O thread, without its lock */
 
@@ -237,22 +192,50 @@ static const CudaIpcServerCallbacks server_callbacks = {
   on_warning,
 };
 
-/* The counters (the stats property), with the object lock held. */
+/* The counters (the stats property), with the object lock held: the
+ * server's and the copier's, as one structure. */
 static GstStructure *
 get_stats_locked (GstCuIpcSink * self)
 {
+  CudaIpcServerStats ss;
+  CudaIpcCopierCounts cc = self->last_counts;
+  GValue array = G_VALUE_INIT;
   GstStructure *st;
 
   if (self->server)
-    st = cudaipc_server_get_stats (self->server);
-  else if (self->last_stats)
-    st = gst_structure_copy (self->last_stats);
+    cudaipc_server_get_stats (self->server, &ss);
   else
-    st = cudaipc_server_get_stats (NULL);
-  gst_structure_set (st, "driver-calls", G_TYPE_UINT64,
-      self->driver_calls, "host-syncs", G_TYPE_UINT64, self->host_syncs,
-      "copies-from-gpu", G_TYPE_UINT64, self->copies_from_gpu,
-      "copies-from-host", G_TYPE_UINT64, self->copies_from_host, NULL);
+    ss = self->last_stats;
+  if (self->copier)
+    cudaipc_copier_get_counts (self->copier, &cc);
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  for (guint i = 0; ss.clients && i < ss.clients->len; i++) {
+    const CudaIpcServerClientStats *c =
+        &g_array_index (ss.clients, CudaIpcServerClientStats, i);
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, gst_structure_new ("cudaipcsink-client",
+            "name", G_TYPE_STRING, c->name, "pid", G_TYPE_INT, c->pid,
+            "frames-sent", G_TYPE_UINT64, c->frames_sent,
+            "frames-released", G_TYPE_UINT64, c->frames_released,
+            "held", G_TYPE_UINT, c->held,
+            "events", G_TYPE_BOOLEAN, c->events, NULL));
+    gst_value_array_append_and_take_value (&array, &v);
+  }
+  st = gst_structure_new ("application/x-cudaipcsink-stats",
+      "frames-published", G_TYPE_UINT64, ss.frames_published,
+      "frames-dropped", G_TYPE_UINT64, ss.frames_dropped,
+      "clients", G_TYPE_UINT, ss.n_clients,
+      "generation", G_TYPE_UINT, (guint) ss.generation,
+      "driver-calls", G_TYPE_UINT64, cc.driver_calls,
+      "host-syncs", G_TYPE_UINT64, cc.host_syncs,
+      "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
+      "copies-from-host", G_TYPE_UINT64, cc.copies_from_host, NULL);
+  gst_structure_take_value (st, "client-stats", &array);
+  if (self->server)
+    cudaipc_server_stats_clear (&ss);
   return st;
 }
 
@@ -400,271 +383,29 @@ gst_cu_ipc_sink_finalize (GObject * object)
   g_free (self->allowed_users);
   g_free (self->allowed_groups);
   g_free (self->socket_path);
-  if (self->last_stats)
-    gst_structure_free (self->last_stats);
+  cudaipc_server_stats_clear (&self->last_stats);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* Parses a list of user (or group) names and numeric ids separated by
- * commas or spaces into @out. The producer's own group is always in the
- * group list. */
-static gboolean
-parse_ids (const gchar * list, gboolean groups, GArray ** out,
-    GError ** error)
-{
-  g_auto (GStrv) items = g_strsplit_set (list ? list : "", ", ", -1);
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
-
-  if (groups) {
-    guint own = getegid ();
-    g_array_append_val (ids, own);
-  }
-  for (guint i = 0; items[i]; i++) {
-    const gchar *item = items[i];
-    guint64 v;
-    guint id;
-
-    if (item[0] == '\0')
-      continue;
-    if (g_ascii_string_to_unsigned (item, 10, 0, G_MAXUINT32 - 1, &v, NULL)) {
-      id = (guint) v;
-    } else if (groups) {
-      struct group *gr = getgrnam (item);
-      if (gr == NULL) {
-        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-            "allowed-groups: no group named \"%s\"", item);
-        g_array_unref (ids);
-        return FALSE;
-      }
-      id = gr->gr_gid;
-    } else {
-      struct passwd *pw = getpwnam (item);
-      if (pw == NULL) {
-        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-            "allowed-users: no user named \"%s\"", item);
-        g_array_unref (ids);
-        return FALSE;
-      }
-      id = pw->pw_uid;
-    }
-    g_array_append_val (ids, id);
-  }
-  *out = ids;
-  return TRUE;
-}
-
-/* The copy stream (cuda backend; design.md, GPU ordering) */
-
-/* An upstream buffer kept until its copy into a slot is known complete:
- * @fence (the slot's, alive until the server stops) was recorded after it. */
-typedef struct
-{
-  GstBuffer *buf;
-  CudaIpcFence *fence;
-} Pending;
-
-/* What render() did on the GPU, for the counters. */
-typedef struct
-{
-  GstCuIpcSink *self;
-  guint calls;                  /* CUDA driver calls */
-  guint syncs;                  /* fallback stream synchronisations */
-  guint from_gpu;               /* memories copied device to device */
-  guint from_host;              /* memories copied from host memory */
-} RenderCounts;
-
-static void
-pending_free (gpointer data)
-{
-  Pending *p = data;
-
-  gst_buffer_unref (p->buf);
-  g_free (p);
-}
-
-static void
-drop_pending (GstCuIpcSink * self)
-{
-  g_queue_clear_full (&self->pending, pending_free);
-}
-
-/* Adds one render()'s counts to the element's (the host backend's
- * have no driver calls, only copies). */
-static void
-count_driver_calls (GstCuIpcSink * self, const RenderCounts * rc)
-{
-  GST_OBJECT_LOCK (self);
-  self->driver_calls += rc->calls;
-  self->host_syncs += rc->syncs;
-  self->copies_from_gpu += rc->from_gpu;
-  self->copies_from_host += rc->from_host;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* With the device's context current: waits until every copy queued is
- * done, then lets go of every pending buffer. */
-static gboolean
-sync_stream (GstCuIpcSink * self, guint * calls, GError ** error)
-{
-  CUresult res;
-
-  (*calls)++;
-  res = cudaipc_cuda ()->StreamSynchronize (self->stream);
-  if (res != CUDA_SUCCESS) {
-    gchar *text = cudaipc_cuda_error (res);
-
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
-        "cuStreamSynchronize failed: %s", text);
-    g_free (text);
-    return FALSE;
-  }
-  drop_pending (self);
-  return TRUE;
-}
-
-/* With the device's context current: drops the buffers whose copy is
- * done (the stream runs in order: the oldest first) and, while @limit or
- * more are pending, waits for the oldest. */
-static void
-reap_pending (GstCuIpcSink * self, guint limit, guint * calls)
-{
-  g_autoptr (GError) error = NULL;
-  Pending *p;
-
-  while ((p = g_queue_peek_head (&self->pending)) != NULL) {
-    gboolean done = FALSE, ok;
-
-    (*calls)++;
-    ok = cudaipc_fence_query (p->fence, &done, &error);
-    if (ok && !done) {
-      if (g_queue_get_length (&self->pending) < limit)
-        return;
-      GST_LOG_OBJECT (self, "%u copies in flight: waiting for the oldest",
-          g_queue_get_length (&self->pending));
-      (*calls)++;
-      ok = cudaipc_fence_wait (p->fence, &error);
-    }
-    if (!ok) {
-      /* the fence tells nothing: wait for the whole stream instead */
-      GST_WARNING_OBJECT (self, "%s", error->message);
-      g_clear_error (&error);
-      if (!sync_stream (self, calls, &error)) {
-        GST_WARNING_OBJECT (self, "%s", error->message);
-        drop_pending (self);
-      }
-      return;
-    }
-    pending_free (g_queue_pop_head (&self->pending));
-  }
-}
-
-/* publish_fenced()'s fallback: the frame is complete before any FRAME
- * goes out. */
-static gboolean
-sync_before_publish (const gchar * why, gpointer user_data, GError ** error)
-{
-  RenderCounts *rc = user_data;
-  GstCuIpcSink *self = rc->self;
-
-  if (self->logged_why != why) {
-    GST_INFO_OBJECT (self, "%s: synchronising the copy stream on the host "
-        "before publishing", why);
-    self->logged_why = why;
-  }
-  rc->syncs++;
-  return sync_stream (self, &rc->calls, error);
-}
-
-/* cuda backend: a non-blocking stream in the device's context. */
-static gboolean
-open_stream (GstCuIpcSink * self, guint ring_size)
-{
-  g_autoptr (GError) error = NULL;
-  CUresult res;
-
-  self->max_pending = ring_size;
-  self->slot_size = 0;
-  self->logged_why = NULL;
-  if (cudaipc_device_get_backend (self->dev) != CUDAIPC_BACKEND_CUDA)
-    return TRUE;
-
-  if (!cudaipc_device_push (self->dev, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-        ("%s", error->message), ("making the device's context current"));
-    return FALSE;
-  }
-  res = cudaipc_cuda ()->StreamCreate (&self->stream, CU_STREAM_NON_BLOCKING);
-  cudaipc_device_pop (self->dev);
-  if (res != CUDA_SUCCESS) {
-    g_autofree gchar *text = cudaipc_cuda_error (res);
-
-    self->stream = NULL;
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-        ("Cannot create a CUDA stream for the copies: %s", text),
-        ("cuStreamCreate (CU_STREAM_NON_BLOCKING) on %s",
-            cudaipc_device_get_name (self->dev)));
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* Waits for the copies in flight, lets go of their buffers and destroys
- * the stream; before the server (and its fences and slots) goes. */
-static void
-release_stream (GstCuIpcSink * self)
-{
-  g_autoptr (GError) error = NULL;
-  guint calls = 0;
-
-  if (self->stream == NULL) {
-    drop_pending (self);
-    return;
-  }
-  if (cudaipc_device_push (self->dev, &error)) {
-    if (!sync_stream (self, &calls, &error))
-      GST_WARNING_OBJECT (self, "%s", error->message);
-    cudaipc_cuda ()->StreamDestroy (self->stream);
-    cudaipc_device_pop (self->dev);
-  } else {
-    GST_WARNING_OBJECT (self, "cannot destroy the copy stream: %s",
-        error->message);
-  }
-  self->stream = NULL;
-  drop_pending (self);
-}
-
-/* With the first frame: when it is nvcodec's CUDA memory of our device,
- * make the copies run in the context it was allocated in (see
- * cudaipc_device_use_context()); only before the first ring exists. */
-static void
-adopt_upstream_context (GstCuIpcSink * self, GstBuffer * buf)
-{
-  GObject *uctx;
-  CUcontext ctx;
-
-  self->context_checked = TRUE;
-  if (self->stream == NULL ||
-      cudaipc_server_get_generation (self->server) != 0)
-    return;
-  uctx = cudaipc_gstcuda_memory_context (gst_buffer_peek_memory (buf, 0));
-  if (uctx == NULL || cudaipc_gstcuda_context_device (uctx) !=
-      cudaipc_device_get_ordinal (self->dev))
-    return;
-  /* nvcodec loaded libgstcuda into this process with the memory */
-  ctx = cudaipc_gstcuda_context_handle (uctx);
-  if (ctx == NULL)
-    return;
-
-  release_stream (self);
-  self->upstream_context = g_object_ref (uctx);
-  cudaipc_device_use_context (self->dev, ctx);
-  if (open_stream (self, self->max_pending))
-    GST_INFO_OBJECT (self, "copies run in the CUDA context of upstream's "
-        "memory (%s)", GST_OBJECT_NAME (uctx));
-}
-
 /* GstBaseSink */
+
+/* Posts the error for a device that could not be opened. */
+static void
+post_device_error (GstCuIpcSink * self, const GError * error,
+    CudaIpcBackend backend, gint device_id)
+{
+  if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
+      g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", error->message),
+        ("backend %s, device-id %d", cudaipc_backend_name (backend),
+            device_id));
+  } else {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+        ("%s", error->message), ("backend %s, device-id %d",
+            cudaipc_backend_name (backend), device_id));
+  }
+}
 
 static gboolean
 gst_cu_ipc_sink_start (GstBaseSink * bsink)
@@ -675,24 +416,29 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   g_autofree gchar *users = NULL, *groups = NULL;
   g_autoptr (GArray) uids = NULL;
   g_autoptr (GArray) gids = NULL;
+  g_autoptr (CudaIpcCopier) copier = NULL;
+  CudaIpcServerConfig config;
   CudaIpcServer *server;
   CudaIpcBackend backend;
   gint device_id;
-  guint mode, ring_size, stats_interval;
+  guint stats_interval;
 
+  cudaipc_server_config_init (&config);
   GST_OBJECT_LOCK (self);
   path = g_strdup (self->socket_path);
-  mode = self->socket_mode;
+  config.mode = self->socket_mode;
   backend = self->backend;
   device_id = self->device_id;
-  ring_size = self->ring_size;
+  config.n_slots = self->ring_size;
+  config.client_timeout_ms = self->consumer_timeout;
   name = g_strdup (GST_OBJECT_NAME (self));
   users = g_strdup (self->allowed_users);
   groups = g_strdup (self->allowed_groups);
+  stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
 
-  if (!parse_ids (users, FALSE, &uids, &error) ||
-      !parse_ids (groups, TRUE, &gids, &error)) {
+  if (!cudaipc_credentials_parse_ids (users, FALSE, &uids, &error) ||
+      !cudaipc_credentials_parse_ids (groups, TRUE, &gids, &error)) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
         ("allowed-users \"%s\", allowed-groups \"%s\"", users ? users : "",
             groups ? groups : ""));
@@ -701,33 +447,35 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
 
   if (path == NULL || path[0] == '\0') {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("No socket-path set"), ("cudaipcsink needs socket-path to listen"));
+        ("No socket-path set"), ("cuipcsink needs socket-path to listen"));
     return FALSE;
   }
 
   self->dev = cudaipc_device_new (backend, device_id, &error);
   if (self->dev == NULL) {
-    if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
-        g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", error->message),
-          ("backend %s, device-id %d", cudaipc_backend_name (backend),
-              device_id));
-    } else {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-          ("%s", error->message), ("backend %s, device-id %d",
-              cudaipc_backend_name (backend), device_id));
-    }
+    post_device_error (self, error, backend, device_id);
     return FALSE;
   }
   GST_INFO_OBJECT (self, "opened %s backend on %s",
       cudaipc_backend_name (backend), cudaipc_device_get_name (self->dev));
-  if (!open_stream (self, ring_size)) {
+
+  copier = cudaipc_copier_new (self->dev, config.n_slots, &error);
+  if (copier == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+        ("Cannot set up the copies into the ring: %s", error->message),
+        ("on %s", cudaipc_device_get_name (self->dev)));
     g_clear_pointer (&self->dev, cudaipc_device_unref);
     return FALSE;
   }
 
-  server = cudaipc_server_new (self->dev, path, mode, ring_size, name,
-      &server_callbacks, self, &error);
+  config.socket_name = path;
+  config.name = name;
+  config.uids = (const guint *) uids->data;
+  config.n_uids = uids->len;
+  config.gids = (const guint *) gids->data;
+  config.n_gids = gids->len;
+  server = cudaipc_server_new (self->dev, &config, &server_callbacks, self,
+      &error);
   if (server == NULL) {
     if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY)) {
       GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", error->message),
@@ -736,25 +484,16 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
       GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
           ("%s", error->message), ("socket-path %s", path));
     }
-    release_stream (self);
+    g_clear_pointer (&copier, cudaipc_copier_free);
     g_clear_pointer (&self->dev, cudaipc_device_unref);
     return FALSE;
   }
 
-  cudaipc_server_set_peers (server, (const guint *) uids->data, uids->len,
-      (const guint *) gids->data, gids->len);
-  GST_OBJECT_LOCK (self);
-  cudaipc_server_set_client_timeout (server, self->consumer_timeout);
-  GST_OBJECT_UNLOCK (self);
-
   GST_OBJECT_LOCK (self);
   self->server = server;
-  g_clear_pointer (&self->last_stats, gst_structure_free);
-  self->driver_calls = 0;
-  self->host_syncs = 0;
-  self->copies_from_gpu = 0;
-  self->copies_from_host = 0;
-  stats_interval = self->stats_interval;
+  self->copier = g_steal_pointer (&copier);
+  cudaipc_server_stats_clear (&self->last_stats);
+  memset (&self->last_counts, 0, sizeof (self->last_counts));
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
 
@@ -771,36 +510,45 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   CudaIpcServer *server;
-  GstStructure *stats;
+  CudaIpcCopier *copier;
 
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
 
   GST_OBJECT_LOCK (self);
   server = self->server;
+  copier = self->copier;
   GST_OBJECT_UNLOCK (self);
 
   /* no copy may be in flight when the server frees the slots and fences */
-  release_stream (self);
-  self->context_checked = FALSE;
+  if (copier) {
+    CudaIpcCopierCounts counts;
+
+    cudaipc_copier_get_counts (copier, &counts);
+    GST_OBJECT_LOCK (self);
+    self->copier = NULL;
+    self->last_counts = counts;
+    GST_OBJECT_UNLOCK (self);
+    cudaipc_copier_free (copier);
+  }
 
   if (server) {
+    CudaIpcServerStats stats;
+
     /* its callbacks may run meanwhile: no lock of ours is held */
     cudaipc_server_stop (server);
-    stats = cudaipc_server_get_stats (server);
+    cudaipc_server_get_stats (server, &stats);
 
     GST_OBJECT_LOCK (self);
     self->server = NULL;
-    if (self->last_stats)
-      gst_structure_free (self->last_stats);
+    cudaipc_server_stats_clear (&self->last_stats);
     self->last_stats = stats;
     GST_OBJECT_UNLOCK (self);
     cudaipc_server_free (server);
   }
 
+  /* the device lets go of a context lent by upstream once it closes */
   g_clear_pointer (&self->dev, cudaipc_device_unref);
-  /* the device (and whatever used its context) is gone: let go of it */
-  g_clear_object (&self->upstream_context);
   self->have_info = FALSE;
   return TRUE;
 }
@@ -842,124 +590,6 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 }
 
 
-/* Copies every memory of @buf, in order, contiguously to @dst: memcpy for
- * the host backend; for the cuda backend, queued on the copy stream (the
- * device's context current), where the copies may still be in flight when
- * it returns. Counts the driver calls and the copies by source in @rc. */
-static gboolean
-copy_buffer (GstCuIpcSink * self, GstBuffer * buf, guintptr dst,
-    guint64 * copied, RenderCounts * rc, GError ** error)
-{
-  const CudaIpcCudaFuncs *cu = self->stream ? cudaipc_cuda () : NULL;
-  guint n = gst_buffer_n_memory (buf);
-  guint64 offset = 0;
-  gboolean ok = TRUE;
-
-  for (guint i = 0; i < n && ok; i++) {
-    GstMemory *mem = gst_buffer_peek_memory (buf, i);
-    GstMapInfo map;
-    CUresult res = CUDA_SUCCESS;
-
-    /* mapped for the call only: the buffer, kept until the copy is done,
-     * keeps the memory */
-    if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
-        gst_memory_map (mem, &map, GST_MAP_READ | MAP_CUDA)) {
-      rc->calls++;
-      rc->from_gpu++;
-      res = cu->MemcpyDtoDAsync ((CUdeviceptr) (dst + offset),
-          (CUdeviceptr) (guintptr) map.data, map.size, self->stream);
-    } else if (gst_memory_map (mem, &map, GST_MAP_READ)) {
-      rc->from_host++;
-      if (cu) {
-        rc->calls++;
-        res = cu->MemcpyHtoDAsync ((CUdeviceptr) (dst + offset), map.data,
-            map.size, self->stream);
-      } else {
-        memcpy ((guint8 *) dst + offset, map.data, map.size);
-      }
-    } else {
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
-          "cannot map memory %u of the buffer for reading", i);
-      ok = FALSE;
-      break;
-    }
-
-    if (res != CUDA_SUCCESS) {
-      gchar *text = cudaipc_cuda_error (res);
-
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
-          "copying %" G_GSIZE_FORMAT " bytes into the slot failed: %s",
-          map.size, text);
-      g_free (text);
-      ok = FALSE;
-    }
-    offset += map.size;
-    gst_memory_unmap (mem, &map);
-  }
-
-  if (ok)
-    *copied = offset;
-  return ok;
-}
-
-/* The PTS as a CLOCK_MONOTONIC time (docs/design.md, Timestamps). */
-static guint64
-frame_clock_time (GstCuIpcSink * self, GstBuffer * buf)
-{
-  GstBaseSink *bsink = GST_BASE_SINK (self);
-  GstClockTime pts = GST_BUFFER_PTS (buf);
-  GstClockTime rt = GST_CLOCK_TIME_NONE, base, now;
-  GstClock *clock;
-  gint64 mono, result;
-
-  if (!GST_CLOCK_TIME_IS_VALID (pts))
-    return GST_CLOCK_TIME_NONE;
-
-  GST_OBJECT_LOCK (self);
-  if (bsink->segment.format == GST_FORMAT_TIME)
-    rt = gst_segment_to_running_time (&bsink->segment, GST_FORMAT_TIME, pts);
-  clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
-      : NULL;
-  base = GST_ELEMENT_CAST (self)->base_time;
-  GST_OBJECT_UNLOCK (self);
-
-  if (clock == NULL)
-    return GST_CLOCK_TIME_NONE;
-  if (!GST_CLOCK_TIME_IS_VALID (rt)) {
-    gst_object_unref (clock);
-    return GST_CLOCK_TIME_NONE;
-  }
-
-  now = gst_clock_get_time (clock);
-  mono = g_get_monotonic_time () * 1000;
-  gst_object_unref (clock);
-
-  result = (gint64) (rt + base) + (mono - (gint64) now);
-  return result >= 0 ? (guint64) result : GST_CLOCK_TIME_NONE;
-}
-
-static void
-fill_planes (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f)
-{
-  GstVideoMeta *meta = gst_buffer_get_video_meta (buf);
-
-  f->n_planes = 0;
-  if (meta) {
-    f->n_planes = MIN (meta->n_planes, CUDAIPC_MAX_PLANES);
-    for (guint i = 0; i < f->n_planes; i++) {
-      f->planes[i].offset = meta->offset[i];
-      f->planes[i].stride = (guint32) meta->stride[i];
-    }
-  } else if (self->have_info) {
-    f->n_planes = MIN (GST_VIDEO_INFO_N_PLANES (&self->info),
-        CUDAIPC_MAX_PLANES);
-    for (guint i = 0; i < f->n_planes; i++) {
-      f->planes[i].offset = GST_VIDEO_INFO_PLANE_OFFSET (&self->info, i);
-      f->planes[i].stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->info, i);
-    }
-  }
-}
-
 /* With wait-for-connection, waits until a consumer is ready. */
 static GstFlowReturn
 wait_for_consumer (GstCuIpcSink * self)
@@ -991,52 +621,19 @@ wait_for_consumer (GstCuIpcSink * self)
   }
 }
 
+/* Waits for a free slot for a frame of @size as on-full says. OK with
+ * @slot and @block; GST_FLOW_OK with *@block NULL: the frame is dropped;
+ * else what to return (an error was posted). */
 static GstFlowReturn
-gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
+acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
+    guint * slot, CudaIpcBlock ** block)
 {
-  GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
   CudaIpcServerStatus status;
-  CudaIpcFrameMsg f = { 0 };
-  CudaIpcBlock *block = NULL;
-  CudaIpcFence *fence = NULL;
-  RenderCounts rc = { self, 0, 0 };
-  GstFlowReturn ret;
-  guint64 size = gst_buffer_get_size (buf), copied = 0;
   gint64 deadline = NO_DEADLINE, until;
-  guint slot = 0, n_clients = 0;
-  gboolean ok = TRUE, pushed = FALSE;
-  guintptr dst;
+  GstFlowReturn ret;
 
-  ret = wait_for_consumer (self);
-  if (ret != GST_FLOW_OK)
-    return ret;
-
-  if (!self->context_checked)
-    adopt_upstream_context (self, buf);
-
-  /* a frame that does not fit makes the server rebuild the ring and free
-   * the old slots: no copy may still be in flight into them */
-  if (self->stream && size > self->slot_size &&
-      !g_queue_is_empty (&self->pending)) {
-    ok = cudaipc_device_push (self->dev, &error);
-    if (ok) {
-      rc.calls++;
-      ok = sync_stream (self, &rc.calls, &error);
-      cudaipc_device_pop (self->dev);
-      rc.calls++;
-    }
-    count_driver_calls (self, &rc);
-    rc.calls = 0;
-    if (!ok) {
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-          ("Cannot finish the copies into the shared ring: %s",
-              error->message), ("before a ring for %" G_GUINT64_FORMAT
-              "-byte frames", size));
-      return GST_FLOW_ERROR;
-    }
-  }
-
+  *block = NULL;
   do {
     GstCuIpcSinkOnFull on_full;
     guint full_timeout;
@@ -1055,7 +652,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       until = deadline;
     }
 
-    status = cudaipc_server_acquire (self->server, size, until, &slot, &block,
+    status = cudaipc_server_acquire (self->server, size, until, slot, block,
         &error);
     switch (status) {
       case CUDAIPC_SERVER_OK:
@@ -1065,9 +662,10 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       case CUDAIPC_SERVER_TIMEOUT:
         GST_DEBUG_OBJECT (self, "every slot is held: dropped buffer %"
             GST_PTR_FORMAT, buf);
+        *block = NULL;
         return GST_FLOW_OK;
       case CUDAIPC_SERVER_FLUSHING:
-        ret = gst_base_sink_wait_preroll (bsink);
+        ret = gst_base_sink_wait_preroll (GST_BASE_SINK (self));
         if (ret != GST_FLOW_OK)
           return ret;
         /* paused meanwhile: the time limit starts again */
@@ -1089,93 +687,76 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       }
     }
   } while (status != CUDAIPC_SERVER_OK);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
+{
+  GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
+  g_autoptr (GError) error = NULL;
+  CudaIpcFrameMsg f = { 0 };
+  CudaIpcBlock *block;
+  GstSegment segment;
+  GstFlowReturn ret;
+  guint64 size = gst_buffer_get_size (buf), copied = 0;
+  guint slot = 0, n_clients = 0;
+
+  ret = wait_for_consumer (self);
+  if (ret != GST_FLOW_OK)
+    return ret;
+
+  /* the first frame may move the copies into upstream's CUDA context */
+  if (cudaipc_server_get_generation (self->server) == 0 &&
+      !cudaipc_copier_adopt_context (self->copier, buf, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+        ("Cannot copy in the CUDA context of upstream's memory: %s",
+            error->message), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!cudaipc_copier_prepare (self->copier, size, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Cannot finish the copies into the shared ring: %s",
+            error->message), ("before a ring for %" G_GUINT64_FORMAT
+            "-byte frames", size));
+    return GST_FLOW_ERROR;
+  }
+
+  ret = acquire_slot (self, buf, size, &slot, &block);
+  if (ret != GST_FLOW_OK || block == NULL)
+    return ret;
 
   /* the slot is ours until published: nobody else touches it, and only
    * this thread makes the server replace the ring */
-  dst = cudaipc_block_get_ptr (block);
-  self->slot_size = cudaipc_block_get_size (block);
-  if (self->stream) {
-    ok = pushed = cudaipc_device_push (self->dev, &error);
-    if (ok) {
-      rc.calls++;
-      /* buffers whose copy is done go; with ring-size of them in flight,
-       * wait for the oldest */
-      reap_pending (self, self->max_pending, &rc.calls);
-      fence = cudaipc_server_get_fence (self->server, slot);
-    }
-  }
-  if (ok)
-    ok = copy_buffer (self, buf, dst, &copied, &rc, &error);
-  /* GPU ordering: the slot's event completes once the copy has landed */
-  if (ok && fence) {
-    rc.calls++;
-    ok = cudaipc_fence_record (fence, self->stream, &error);
-  }
-  if (!ok) {
-    if (pushed) {
-      g_autoptr (GError) sync_error = NULL;
-
-      /* nothing may still read @buf or write the slot once it is aborted */
-      if (!sync_stream (self, &rc.calls, &sync_error))
-        GST_WARNING_OBJECT (self, "%s", sync_error->message);
-    }
-    goto copy_failed;
+  if (!cudaipc_copier_copy (self->copier, buf, self->server, slot, block,
+          &copied, &error)) {
+    cudaipc_server_abort (self->server, slot);
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Cannot copy the frame into the shared ring: %s", error->message),
+        ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
+            gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
+    return GST_FLOW_ERROR;
   }
 
-  f.flags = GST_BUFFER_FLAGS (buf) & PUBLIC_BUFFER_FLAGS;
-  f.pts = GST_BUFFER_PTS (buf);
-  f.dts = GST_BUFFER_DTS (buf);
-  f.duration = GST_BUFFER_DURATION (buf);
-  f.offset = GST_BUFFER_OFFSET (buf);
-  f.offset_end = GST_BUFFER_OFFSET_END (buf);
+  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL,
+      &f);
   f.size = copied;
-  f.clock_time = frame_clock_time (self, buf);
-  fill_planes (self, buf, &f);
+  GST_OBJECT_LOCK (self);
+  segment = bsink->segment;
+  GST_OBJECT_UNLOCK (self);
+  f.clock_time = cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment,
+      f.pts);
 
-  if (self->stream) {
-    /* published at once: each consumer waits on the slot's event; only
-     * where that cannot order the frame does the server call
-     * sync_before_publish() first */
-    ok = cudaipc_server_publish_fenced (self->server, slot, &f,
-        sync_before_publish, &rc, &n_clients, &error);
-    if (ok && rc.syncs == 0) {
-      Pending *p = g_new0 (Pending, 1);
-
-      /* the copy may still read it */
-      p->buf = gst_buffer_ref (buf);
-      p->fence = fence;
-      g_queue_push_tail (&self->pending, p);
-    }
-    cudaipc_device_pop (self->dev);
-    rc.calls++;
-    count_driver_calls (self, &rc);
-    if (!ok) {
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-          ("Cannot finish the copy into the shared ring: %s",
-              error->message), ("slot %u, %" G_GUINT64_FORMAT " bytes", slot,
-              copied));
-      return GST_FLOW_ERROR;
-    }
-  } else {
-    n_clients = cudaipc_server_publish (self->server, slot, &f);
-    count_driver_calls (self, &rc);
+  if (!cudaipc_copier_publish (self->copier, self->server, slot, &f,
+          &n_clients, &error)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+        ("Cannot finish the copy into the shared ring: %s", error->message),
+        ("slot %u, %" G_GUINT64_FORMAT " bytes", slot, copied));
+    return GST_FLOW_ERROR;
   }
   GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in slot %u "
       "to %u client(s)", f.seq, slot, n_clients);
   return GST_FLOW_OK;
-
-copy_failed:
-  cudaipc_server_abort (self->server, slot);
-  if (pushed) {
-    cudaipc_device_pop (self->dev);
-    rc.calls++;
-  }
-  count_driver_calls (self, &rc);
-  GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-      ("Cannot copy the frame into the shared ring: %s", error->message),
-      ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
-          gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
-  return GST_FLOW_ERROR;
 }
 
 static gboolean

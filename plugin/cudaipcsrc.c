@@ -48,7 +48,9 @@
 #include "client.h"
 #include "error.h"
 #include "gstcuda.h"
+#include "media.h"
 #include "ticker.h"
+#include "timing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_src_debug
@@ -146,49 +148,6 @@ GST_ELEMENT_REGISTER_DEFINE (cudaipcsrc, "cudaipcsrc", GST_RANK_NONE,
 GST_ELEMENT_REGISTER_DEFINE (cuipcsrc, "cuipcsrc", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SRC);
 
-GType
-gst_cu_ipc_src_timestamp_mode_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CU_IPC_SRC_TIMESTAMP_CLOCK,
-          "Map the producer's clock time to this pipeline's running time",
-        "clock"},
-    {GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH,
-          "Push the producer's PTS, DTS and segments unchanged",
-        "passthrough"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCuIpcSrcTimestampMode", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-GType
-gst_cu_ipc_src_output_memory_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_CU_IPC_SRC_OUTPUT_AUTO,
-          "GstCudaMemory where downstream offers a CUDA buffer pool, else "
-          "the imported slot", "auto"},
-    {GST_CU_IPC_SRC_OUTPUT_IMPORTED,
-        "Always the imported slot, no copy", "imported"},
-    {GST_CU_IPC_SRC_OUTPUT_GST_CUDA,
-        "Always nvcodec's GstCudaMemory", "gst-cuda"},
-    {0, NULL, NULL},
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstCuIpcSrcOutputMemory", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 static void post_stats (gpointer user_data);
 
 static GstCuIpcSrcTimestampMode
@@ -279,7 +238,7 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self, gboolean again)
 static GstFlowReturn
 producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
 {
-  const gchar *reason = cudaipc_client_bye_reason_name (item->bye_reason);
+  const gchar *reason = cudaipc_bye_reason_name (item->bye_reason);
   g_autofree gchar *why = NULL;
   gboolean reconnect;
 
@@ -398,52 +357,17 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
 
 /* Frames */
 
-static GstClockTime
-sane_time (guint64 t)
-{
-  /* keeps the signed arithmetic below far from overflow */
-  return t < (G_GUINT64_CONSTANT (1) << 62) ? t : GST_CLOCK_TIME_NONE;
-}
-
 static void
 set_times (GstCuIpcSrc * self, const CudaIpcFrameMsg * f, GstBuffer * buf)
 {
-  GstClockTime pts = sane_time (f->pts), dts = sane_time (f->dts);
-  GstClockTime clock_time = sane_time (f->clock_time);
-  GstClock *clock;
-
-  GST_BUFFER_DURATION (buf) = f->duration;
-  GST_BUFFER_OFFSET (buf) = f->offset;
-  GST_BUFFER_OFFSET_END (buf) = f->offset_end;
-
   if (get_timestamp_mode (self) == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH) {
-    GST_BUFFER_PTS (buf) = pts;
-    GST_BUFFER_DTS (buf) = dts;
+    GST_BUFFER_PTS (buf) = cudaipc_timing_sane (f->pts);
+    GST_BUFFER_DTS (buf) = cudaipc_timing_sane (f->dts);
     return;
   }
-
-  /* running_time = clock_time - base_time - (monotonic_now - clock_now);
-   * without a clock (not PLAYING yet) do-timestamp may stamp the frame */
-  GST_BUFFER_PTS (buf) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DTS (buf) = GST_CLOCK_TIME_NONE;
-  clock = gst_element_get_clock (GST_ELEMENT (self));
-  if (clock != NULL && GST_CLOCK_TIME_IS_VALID (clock_time)) {
-    GstClockTime base_time = gst_element_get_base_time (GST_ELEMENT (self));
-    GstClockTime clock_now = gst_clock_get_time (clock);
-    gint64 mono_now = g_get_monotonic_time () * 1000;
-    gint64 running;
-
-    running = (gint64) clock_time - (mono_now - (gint64) clock_now) -
-        (gint64) base_time;
-    /* frames from before this pipeline started */
-    GST_BUFFER_PTS (buf) = running > 0 ? (GstClockTime) running : 0;
-    if (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dts)) {
-      gint64 d = running + ((gint64) dts - (gint64) pts);
-
-      GST_BUFFER_DTS (buf) = d > 0 ? (GstClockTime) d : 0;
-    }
-  }
-  gst_clear_object (&clock);
+  /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
+  cudaipc_timing_from_monotonic (GST_ELEMENT (self), f->clock_time, f->pts,
+      f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
 }
 
 /* A buffer around the validated @frame (its memory taken). */
@@ -465,24 +389,8 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
     return ret;
   }
 
-  if (f->n_planes > 0) {
-    gsize offsets[GST_VIDEO_MAX_PLANES] = { 0, };
-    gint strides[GST_VIDEO_MAX_PLANES] = { 0, };
-
-    for (guint p = 0; p < f->n_planes; p++) {
-      offsets[p] = f->planes[p].offset;
-      strides[p] = (gint) f->planes[p].stride;
-    }
-    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
-        GST_VIDEO_INFO_FORMAT (&frame->info),
-        GST_VIDEO_INFO_WIDTH (&frame->info),
-        GST_VIDEO_INFO_HEIGHT (&frame->info), f->n_planes, offsets, strides);
-  }
-
+  cudaipc_media_apply_frame (buf, f, &frame->info);
   set_times (self, f, buf);
-  /* buffer flags only: the mini object flags and memory tag are ours */
-  GST_BUFFER_FLAGS (buf) = f->flags & ~(GST_MINI_OBJECT_FLAG_LAST - 1) &
-      ~GST_BUFFER_FLAG_TAG_MEMORY;
   if (frame->discont)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
 
@@ -792,14 +700,11 @@ static gboolean
 gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
-  g_autoptr (GstBufferPool) cuda_pool = NULL;
   g_autoptr (GError) err = NULL;
   GstCuIpcSrcOutputMemory mode;
   GstCaps *caps = NULL;
   GstCapsFeatures *features;
-  GObject *ctx = NULL;
-  guint min_buffers = 0;
-  gboolean want;
+  GObject *ctx;
   gint device_id;
 
   GST_OBJECT_LOCK (self);
@@ -809,44 +714,28 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
 
   gst_query_parse_allocation (query, &caps, NULL);
   features = caps ? gst_caps_get_features (caps, 0) : NULL;
-  want = self->backend == CUDAIPC_BACKEND_CUDA && features != NULL &&
-      gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) &&
-      mode != GST_CU_IPC_SRC_OUTPUT_IMPORTED;
-
-  while (gst_query_get_n_allocation_pools (query) > 0) {
-    GstBufferPool *pool = NULL;
-    guint min = 0;
-
-    gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, &min, NULL);
-    if (want && cuda_pool == NULL && cudaipc_gstcuda_is_pool (pool)) {
-      cuda_pool = g_steal_pointer (&pool);
-      min_buffers = min;
-    }
-    gst_clear_object (&pool);
-    gst_query_remove_nth_allocation_pool (query, 0);
-  }
-
   g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
   set_output (self, OUTPUT_IMPORTED);
-  if (!want || (mode == GST_CU_IPC_SRC_OUTPUT_AUTO && cuda_pool == NULL)) {
+  if (self->backend != CUDAIPC_BACKEND_CUDA || features == NULL ||
+      !gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) ||
+      mode == GST_CU_IPC_SRC_OUTPUT_IMPORTED) {
+    cudaipc_gstcuda_clear_query_pools (query);
     GST_DEBUG_OBJECT (self, "frames go out in the imported slots");
     return TRUE;
   }
 
   ctx = get_cuda_ctx (self);
-  if (!cudaipc_gstcuda_ensure_context (GST_ELEMENT (self), device_id, &ctx)) {
-    g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
-        "no GstCudaContext for device %d (is GStreamer's CUDA library, "
-        "libgstcuda-1.0, installed?)", device_id);
-  } else {
+  self->cuda_out = cudaipc_gstcuda_out_for_query (GST_ELEMENT (self), query,
+      device_id, mode == GST_CU_IPC_SRC_OUTPUT_AUTO, &ctx, &err);
+  if (ctx)
     set_cuda_ctx (self, ctx);
-    /* downstream's pool is used only where frames cannot be wrapped */
-    self->cuda_out = cudaipc_gstcuda_out_new (ctx, caps,
-        cudaipc_gstcuda_can_wrap ()? NULL : cuda_pool, MAX (min_buffers, 2),
-        &err);
-  }
   g_clear_object (&ctx);
 
+  if (self->cuda_out == NULL && err == NULL) {
+    GST_DEBUG_OBJECT (self, "no CUDA pool downstream: frames go out in the "
+        "imported slots");
+    return TRUE;
+  }
   if (self->cuda_out == NULL) {
     if (mode == GST_CU_IPC_SRC_OUTPUT_GST_CUDA) {
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -1295,8 +1184,8 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    * connection not yet released), generation (the producer's ring) and
    * imports (slots imported on the current connection), all guint; and
    * driver-calls (guint64 since start): CUDA driver calls made on the
-   * per-frame path, one interprocess event wait per frame (cuda backend)
-   * plus one context push on a streaming thread's first frame; and output
+   * per-frame path, with the cuda backend a context push, the interprocess
+   * event's wait and the pop per frame; and output
    * (string): what frames go out in, "imported" (the slot itself),
    * "gst-cuda-wrapped" or "gst-cuda-copied" (see
    * #GstCuIpcSrc:output-memory); and peer (boolean): the producer's ring

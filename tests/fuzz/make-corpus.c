@@ -112,6 +112,11 @@ protocol_seeds (const gchar * dir)
   m.u.bye.reason = CUDAIPC_BYE_VERSION;
   m.u.bye.text = "protocol version 2 is not supported";
   seed_msg (dir, "bye", &m);
+
+  cudaipc_msg_init (&m, CUDAIPC_MSG_BYE);
+  m.u.bye.reason = CUDAIPC_BYE_LOCAL;
+  m.u.bye.text = "this consumer could not import slot 0";
+  seed_msg (dir, "bye-local", &m);
 }
 
 static void

@@ -941,7 +941,7 @@ GST_START_TEST (test_producer_bye)
   fail_unless (item.said_bye);
   fail_unless_equals_int (item.bye_reason, CUDAIPC_BYE_NORMAL);
   fail_unless_equals_string (item.bye_text, "the producer stopped");
-  fail_unless_equals_string (cudaipc_client_bye_reason_name
+  fail_unless_equals_string (cudaipc_bye_reason_name
       (item.bye_reason), "normal");
   cudaipc_client_item_clear (&item);
   fail_if (cudaipc_client_is_connected (client));

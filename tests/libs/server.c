@@ -152,15 +152,36 @@ teardown (void)
   g_clear_pointer (&dev, cudaipc_device_unref);
 }
 
+/* The config of a server of @n_slots on the test's socket. */
+static CudaIpcServerConfig
+test_config (guint n_slots)
+{
+  CudaIpcServerConfig config;
+
+  cudaipc_server_config_init (&config);
+  config.socket_name = sock_path;
+  config.mode = 0600;
+  config.n_slots = n_slots;
+  config.name = "test-producer";
+  return config;
+}
+
 static CudaIpcServer *
-start_server (guint n_slots)
+start_server_with (const CudaIpcServerConfig * config)
 {
   GError *err = NULL;
-  CudaIpcServer *s = cudaipc_server_new (dev, sock_path, 0600, n_slots,
-      "test-producer", &callbacks, NULL, &err);
+  CudaIpcServer *s = cudaipc_server_new (dev, config, &callbacks, NULL, &err);
 
   fail_unless (s != NULL, "server: %s", err ? err->message : "?");
   return s;
+}
+
+static CudaIpcServer *
+start_server (guint n_slots)
+{
+  CudaIpcServerConfig config = test_config (n_slots);
+
+  return start_server_with (&config);
 }
 
 /* Raw clients */
@@ -370,36 +391,54 @@ try_acquire (CudaIpcServer * s, gint64 deadline, guint * slot)
   return st;
 }
 
+/* The stats of the client named @client, or NULL. */
+static const CudaIpcServerClientStats *
+find_client_stats (const CudaIpcServerStats * st, const gchar * client)
+{
+  for (guint i = 0; i < st->clients->len; i++) {
+    const CudaIpcServerClientStats *cs =
+        &g_array_index (st->clients, CudaIpcServerClientStats, i);
+
+    if (g_strcmp0 (cs->name, client) == 0)
+      return cs;
+  }
+  return NULL;
+}
+
 /* A counter of the stats, or of the client named @client in them. */
 static guint64
 stat_of (CudaIpcServer * s, const gchar * client, const gchar * field)
 {
-  GstStructure *st = cudaipc_server_get_stats (s);
-  const GstStructure *target = NULL;
-  guint64 v64 = 0;
-  guint v = 0;
+  CudaIpcServerStats st;
+  guint64 v = 0;
 
-  fail_unless (gst_structure_has_name (st, "application/x-cudaipcsink-stats"));
+  cudaipc_server_get_stats (s, &st);
+  fail_unless (st.clients != NULL);
   if (client) {
-    const GValue *arr = gst_structure_get_value (st, "client-stats");
+    const CudaIpcServerClientStats *cs = find_client_stats (&st, client);
 
-    for (guint i = 0; i < gst_value_array_get_size (arr); i++) {
-      const GstStructure *cs =
-          gst_value_get_structure (gst_value_array_get_value (arr, i));
-
-      if (g_strcmp0 (gst_structure_get_string (cs, "name"), client) == 0)
-        target = cs;
-    }
-    fail_unless (target != NULL, "no client %s in the stats", client);
+    fail_unless (cs != NULL, "no client %s in the stats", client);
+    if (g_str_equal (field, "frames-sent"))
+      v = cs->frames_sent;
+    else if (g_str_equal (field, "frames-released"))
+      v = cs->frames_released;
+    else if (g_str_equal (field, "held"))
+      v = cs->held;
+    else
+      fail ("no client counter %s", field);
+  } else if (g_str_equal (field, "frames-published")) {
+    v = st.frames_published;
+  } else if (g_str_equal (field, "frames-dropped")) {
+    v = st.frames_dropped;
+  } else if (g_str_equal (field, "clients")) {
+    v = st.n_clients;
+  } else if (g_str_equal (field, "generation")) {
+    v = st.generation;
   } else {
-    target = st;
+    fail ("no counter %s", field);
   }
-  if (!gst_structure_get_uint64 (target, field, &v64)) {
-    fail_unless (gst_structure_get_uint (target, field, &v), "no %s", field);
-    v64 = v;
-  }
-  gst_structure_free (st);
-  return v64;
+  cudaipc_server_stats_clear (&st);
+  return v;
 }
 
 /* Waits until the server counted @n RELEASEs from @client. */
@@ -520,9 +559,11 @@ GST_START_TEST (test_busy_and_stop)
   GError *err = NULL;
   gchar *text;
 
+  CudaIpcServerConfig config = test_config (2);
+
   /* a live producer on the path: refused, and its socket left alone */
-  other = cudaipc_server_new (dev, sock_path, 0600, 2, "second", NULL,
-      NULL, &err);
+  config.name = "second";
+  other = cudaipc_server_new (dev, &config, NULL, NULL, &err);
   fail_unless (other == NULL);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY));
   text = g_strdup_printf ("another producer is live on %s", sock_path);
@@ -532,12 +573,12 @@ GST_START_TEST (test_busy_and_stop)
   fail_unless (g_file_test (sock_path, G_FILE_TEST_EXISTS));
 
   /* bad arguments */
-  fail_unless (cudaipc_server_new (dev, "", 0600, 2, "x", NULL, NULL,
-          &err) == NULL);
+  config.socket_name = "";
+  fail_unless (cudaipc_server_new (dev, &config, NULL, NULL, &err) == NULL);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
   g_clear_error (&err);
-  fail_unless (cudaipc_server_new (dev, sock_path, 0600, 0, "x", NULL,
-          NULL, &err) == NULL);
+  config = test_config (0);
+  fail_unless (cudaipc_server_new (dev, &config, NULL, NULL, &err) == NULL);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
   g_clear_error (&err);
 
@@ -550,9 +591,8 @@ GST_START_TEST (test_stop_says_bye)
 {
   CudaIpcServer *s = start_server (2);
   CudaIpcFrameMsg f;
-  GstStructure *stats;
+  CudaIpcServerStats stats;
   CudaIpcConn *c;
-  guint64 v = 0;
 
   c = join ("c1");
   produce (s, page, 1);
@@ -578,20 +618,21 @@ GST_START_TEST (test_stop_says_bye)
 
   /* counters outlive stop() */
   fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
-  stats = cudaipc_server_get_stats (s);
-  fail_unless (gst_structure_get_uint64 (stats, "frames-published", &v));
-  fail_unless_equals_int (v, 2);
-  gst_structure_free (stats);
+  cudaipc_server_get_stats (s, &stats);
+  fail_unless_equals_int (stats.frames_published, 2);
+  fail_unless_equals_int (stats.clients->len, 0);
+  cudaipc_server_stats_clear (&stats);
 
   cudaipc_server_free (s);
   cudaipc_conn_free (c);
 
   /* and a server that never ran */
-  stats = cudaipc_server_get_stats (NULL);
-  fail_unless (gst_structure_get_uint64 (stats, "frames-published", &v));
-  fail_unless_equals_int (v, 0);
-  fail_unless (gst_structure_has_field (stats, "client-stats"));
-  gst_structure_free (stats);
+  cudaipc_server_get_stats (NULL, &stats);
+  fail_unless_equals_int (stats.frames_published, 0);
+  fail_unless (stats.clients != NULL);
+  fail_unless_equals_int (stats.clients->len, 0);
+  cudaipc_server_stats_clear (&stats);
+  cudaipc_server_stats_clear (&stats);
   cudaipc_server_free (NULL);
 }
 
@@ -639,11 +680,13 @@ GST_END_TEST;
 
 GST_START_TEST (test_handshake_timeout)
 {
-  CudaIpcServer *s = start_server (2);
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcServer *s;
   CudaIpcConn *c, *ok;
   gint64 t0, took;
 
-  cudaipc_server_set_handshake_timeout (s, 200);
+  config.handshake_timeout_ms = 200;
+  s = start_server_with (&config);
   t0 = g_get_monotonic_time ();
   c = connect_client ();
   /* a client that answers in time is not affected */
@@ -1388,19 +1431,15 @@ sync_fails (const gchar * why, gpointer user_data, GError ** error)
 static gboolean
 client_events (CudaIpcServer * s, const gchar * client)
 {
-  GstStructure *st = cudaipc_server_get_stats (s);
-  const GValue *arr = gst_structure_get_value (st, "client-stats");
-  gboolean events = TRUE, found = FALSE;
+  CudaIpcServerStats st;
+  const CudaIpcServerClientStats *cs;
+  gboolean events;
 
-  for (guint i = 0; i < gst_value_array_get_size (arr); i++) {
-    const GstStructure *cs =
-        gst_value_get_structure (gst_value_array_get_value (arr, i));
-
-    if (g_strcmp0 (gst_structure_get_string (cs, "name"), client) == 0)
-      found = gst_structure_get_boolean (cs, "events", &events);
-  }
-  gst_structure_free (st);
-  fail_unless (found, "no events field for client %s", client);
+  cudaipc_server_get_stats (s, &st);
+  cs = find_client_stats (&st, client);
+  fail_unless (cs != NULL, "no events field for client %s", client);
+  events = cs->events;
+  cudaipc_server_stats_clear (&st);
   return events;
 }
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Timestamps across the two processes (docs/design.md, Timestamps). Both
+ * share CLOCK_MONOTONIC, so a FRAME carries, besides the producer's PTS,
+ * its clock_time: the PTS as a CLOCK_MONOTONIC time. The producer computes
+ *
+ *   clock_time = running_time (PTS) + base_time + (monotonic_now - clock_now)
+ *
+ * and a consumer turns it back into its own running time:
+ *
+ *   running_time = clock_time - base_time - (monotonic_now - clock_now)
+ *
+ * Any thread; the element's clock, base time and segment are read as they
+ * are at the call.
+ */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/* The producer: @pts of @element's stream in @segment as a CLOCK_MONOTONIC
+ * time, or GST_CLOCK_TIME_NONE (no valid PTS, not a time segment, no clock
+ * yet). */
+GstClockTime cudaipc_timing_to_monotonic (GstElement * element,
+    const GstSegment * segment, GstClockTime pts);
+
+/* The consumer: a frame of the producer's @pts, @dts and @clock_time (all
+ * as they came, untrusted) stamped in @element's running time: @out_pts
+ * the running time of @clock_time (0 for a moment before this pipeline
+ * started), @out_dts as far before it as the producer's DTS was before
+ * its PTS. Both GST_CLOCK_TIME_NONE without a clock or a valid
+ * @clock_time. */
+void cudaipc_timing_from_monotonic (GstElement * element,
+    GstClockTime clock_time, GstClockTime pts, GstClockTime dts,
+    GstClockTime * out_pts, GstClockTime * out_dts);
+
+/* A time a peer sent, kept far from where signed arithmetic on it could
+ * overflow: GST_CLOCK_TIME_NONE when 2^62 ns or more. */
+GstClockTime cudaipc_timing_sane (guint64 t);
+
+G_END_DECLS
