@@ -22,20 +22,6 @@
 
 #define CU (cudaipc_cuda ())
 
-static gboolean
-cuda_ok (CUresult res, const gchar * what, GError ** error)
-{
-  gchar *text;
-
-  if (res == CUDA_SUCCESS)
-    return TRUE;
-  text = cudaipc_cuda_error (res);
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "%s failed: %s",
-      what, text);
-  g_free (text);
-  return FALSE;
-}
-
 static void
 fill_prop (CudaIpcDevice * dev, CUmemAllocationProp * prop)
 {
@@ -57,7 +43,8 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
 
   if (!cudaipc_cuda_load (error))
     return FALSE;
-  if (!cuda_ok (CU->DeviceGetCount (&count), "cuDeviceGetCount", error))
+  if (!cudaipc_cuda_check (CU->DeviceGetCount (&count), "cuDeviceGetCount",
+          error))
     return FALSE;
   if (dev->ordinal < 0 || dev->ordinal >= count) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE,
@@ -65,13 +52,13 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
         count);
     return FALSE;
   }
-  if (!cuda_ok (CU->DeviceGet (&dev->cu_device, dev->ordinal), "cuDeviceGet",
-          error))
+  if (!cudaipc_cuda_check (CU->DeviceGet (&dev->cu_device, dev->ordinal),
+          "cuDeviceGet", error))
     return FALSE;
   CU->DeviceGetName (name, sizeof (name) - 1, dev->cu_device);
   dev->name = g_strdup (name[0] ? name : "CUDA device");
 
-  if (!cuda_ok (CU->DeviceGetAttribute (&vmm,
+  if (!cudaipc_cuda_check (CU->DeviceGetAttribute (&vmm,
               CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
               dev->cu_device), "cuDeviceGetAttribute", error))
     return FALSE;
@@ -86,13 +73,13 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
     return FALSE;
   }
 
-  if (!cuda_ok (CU->DeviceGetUuid (&uuid, dev->cu_device), "cuDeviceGetUuid",
-          error))
+  if (!cudaipc_cuda_check (CU->DeviceGetUuid (&uuid, dev->cu_device),
+          "cuDeviceGetUuid", error))
     return FALSE;
   memcpy (dev->uuid, uuid.bytes, sizeof (dev->uuid));
 
   fill_prop (dev, &prop);
-  if (!cuda_ok (CU->MemGetAllocationGranularity (&gran, &prop,
+  if (!cudaipc_cuda_check (CU->MemGetAllocationGranularity (&gran, &prop,
               CU_MEM_ALLOC_GRANULARITY_MINIMUM),
           "cuMemGetAllocationGranularity", error))
     return FALSE;
@@ -104,8 +91,8 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
   }
   dev->granularity = gran;
 
-  if (!cuda_ok (CU->DevicePrimaryCtxRetain (&dev->context, dev->cu_device),
-          "cuDevicePrimaryCtxRetain", error))
+  if (!cudaipc_cuda_check (CU->DevicePrimaryCtxRetain (&dev->context,
+              dev->cu_device), "cuDevicePrimaryCtxRetain", error))
     return FALSE;
   return TRUE;
 }
@@ -122,8 +109,8 @@ cuda_close (CudaIpcDevice * dev)
 static gboolean
 cuda_push (CudaIpcDevice * dev, GError ** error)
 {
-  return cuda_ok (CU->CtxPushCurrent (dev->context), "cuCtxPushCurrent",
-      error);
+  return cudaipc_cuda_check (CU->CtxPushCurrent (dev->context),
+      "cuCtxPushCurrent", error);
 }
 
 static void
@@ -143,9 +130,10 @@ cuda_create (CudaIpcDevice * dev, guint64 size, guint64 * handle,
   int flags;
 
   fill_prop (dev, &prop);
-  if (!cuda_ok (CU->MemCreate (&h, size, &prop, 0), "cuMemCreate", error))
+  if (!cudaipc_cuda_check (CU->MemCreate (&h, size, &prop, 0), "cuMemCreate",
+          error))
     return FALSE;
-  if (!cuda_ok (CU->MemExportToShareableHandle (&fd, h,
+  if (!cudaipc_cuda_check (CU->MemExportToShareableHandle (&fd, h,
               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
           "cuMemExportToShareableHandle", error)) {
     CU->MemRelease (h);
@@ -172,7 +160,7 @@ cuda_import (CudaIpcDevice * dev, int fd, guint64 size, guint64 * handle,
 {
   CUmemGenericAllocationHandle h = 0;
 
-  if (!cuda_ok (CU->MemImportFromShareableHandle (&h,
+  if (!cudaipc_cuda_check (CU->MemImportFromShareableHandle (&h,
               (void *) (gintptr) fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
           "cuMemImportFromShareableHandle", error))
     return FALSE;
@@ -187,12 +175,11 @@ cuda_release (CudaIpcDevice * dev, guint64 handle)
 }
 
 static gboolean
-cuda_reserve (CudaIpcDevice * dev, guint64 size, guintptr * va,
-    GError ** error)
+cuda_reserve (CudaIpcDevice * dev, guint64 size, guintptr * va, GError ** error)
 {
   CUdeviceptr ptr = 0;
 
-  if (!cuda_ok (CU->MemAddressReserve (&ptr, size, 0, 0, 0),
+  if (!cudaipc_cuda_check (CU->MemAddressReserve (&ptr, size, 0, 0, 0),
           "cuMemAddressReserve", error))
     return FALSE;
   *va = (guintptr) ptr;
@@ -209,7 +196,7 @@ static gboolean
 cuda_map (CudaIpcDevice * dev, guintptr va, guint64 size, guint64 handle,
     int fd, gboolean writable, GError ** error)
 {
-  return cuda_ok (CU->MemMap ((CUdeviceptr) va, size, 0, handle, 0),
+  return cudaipc_cuda_check (CU->MemMap ((CUdeviceptr) va, size, 0, handle, 0),
       "cuMemMap", error);
 }
 
@@ -237,15 +224,15 @@ cuda_set_access (CudaIpcDevice * dev, guintptr va, guint64 size,
       CUDA_SUCCESS)
     return TRUE;
   desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  return cuda_ok (CU->MemSetAccess ((CUdeviceptr) va, size, &desc, 1),
-      "cuMemSetAccess", error);
+  return cudaipc_cuda_check (CU->MemSetAccess ((CUdeviceptr) va, size, &desc,
+          1), "cuMemSetAccess", error);
 }
 
 static gboolean
 cuda_write (CudaIpcDevice * dev, guintptr dst, const void *src, gsize size,
     GError ** error)
 {
-  return cuda_ok (CU->MemcpyHtoD ((CUdeviceptr) dst, src, size),
+  return cudaipc_cuda_check (CU->MemcpyHtoD ((CUdeviceptr) dst, src, size),
       "cuMemcpyHtoD", error);
 }
 
@@ -253,7 +240,7 @@ static gboolean
 cuda_read (CudaIpcDevice * dev, void *dst, guintptr src, gsize size,
     GError ** error)
 {
-  return cuda_ok (CU->MemcpyDtoH (dst, (CUdeviceptr) src, size),
+  return cudaipc_cuda_check (CU->MemcpyDtoH (dst, (CUdeviceptr) src, size),
       "cuMemcpyDtoH", error);
 }
 
@@ -263,7 +250,7 @@ cuda_mem_info (CudaIpcDevice * dev, guint64 * free_bytes,
 {
   size_t f = 0, t = 0;
 
-  if (!cuda_ok (CU->MemGetInfo (&f, &t), "cuMemGetInfo", error))
+  if (!cudaipc_cuda_check (CU->MemGetInfo (&f, &t), "cuMemGetInfo", error))
     return FALSE;
   *free_bytes = f;
   *total_bytes = t;

@@ -451,8 +451,7 @@ broken_producer (CudaIpcClient * client, GError ** error,
 /* Ends the connection on our side with BYE(PROTOCOL) and @text (taken),
  * reported to the element as a connection that closed. */
 static CudaIpcClientStatus
-end_connection (CudaIpcClient * client, CudaIpcClientItem * item,
-    gchar * text)
+end_connection (CudaIpcClient * client, CudaIpcClientItem * item, gchar * text)
 {
   GST_WARNING ("producer on %s: %s", client->path, text);
   cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);

@@ -81,19 +81,6 @@ drop_pending (CudaIpcCopier * c)
   g_queue_clear_full (&c->pending, pending_free);
 }
 
-static gboolean
-cuda_failed (CUresult res, GError ** error, const gchar * what)
-{
-  g_autofree gchar *text = NULL;
-
-  if (res == CUDA_SUCCESS)
-    return FALSE;
-  text = cudaipc_cuda_error (res);
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "%s failed: %s",
-      what, text);
-  return TRUE;
-}
-
 /* The stream: the device's context current */
 
 static gboolean
@@ -120,7 +107,7 @@ sync_stream (CudaIpcCopier * c, Tally * t, GError ** error)
   t->calls++;
   res = cudaipc_cuda ()->StreamSynchronize (c->stream);
   drop_pending (c);
-  return !cuda_failed (res, error, "cuStreamSynchronize");
+  return cudaipc_cuda_check (res, "cuStreamSynchronize", error);
 }
 
 /* Drops the buffers whose copy is done (the stream runs in order: the
@@ -170,7 +157,8 @@ open_stream (CudaIpcCopier * c, GError ** error)
   res = cudaipc_cuda ()->StreamCreate (&c->stream, CU_STREAM_NON_BLOCKING);
   pop (c, &t);
   add_tally (c, &t);
-  ok = !cuda_failed (res, error, "cuStreamCreate (CU_STREAM_NON_BLOCKING)");
+  ok = cudaipc_cuda_check (res,
+      "cuStreamCreate (CU_STREAM_NON_BLOCKING)", error);
   if (!ok)
     c->stream = NULL;
   return ok;
@@ -265,8 +253,7 @@ cudaipc_copier_adopt_context (CudaIpcCopier * c, GstBuffer * buf,
 
   /* no copy ran yet: the stream of the old context simply goes */
   close_stream (c);
-  cudaipc_device_use_context (c->dev, ctx, g_object_ref (uctx),
-      g_object_unref);
+  cudaipc_device_use_context (c->dev, ctx, g_object_ref (uctx), g_object_unref);
   if (!open_stream (c, error))
     return FALSE;
   GST_INFO ("copies run in the CUDA context of upstream's memory (%s)",
@@ -442,11 +429,12 @@ gboolean
 cudaipc_copier_publish (CudaIpcCopier * c, CudaIpcServer * server,
     guint slot, CudaIpcFrameMsg * frame, guint * n_clients, GError ** error)
 {
-  SyncData d = { c, {0,} };
+  SyncData d = { 0, };
   gboolean ok;
 
   g_return_val_if_fail (c != NULL, FALSE);
 
+  d.copier = c;
   if (c->stream == NULL) {
     guint n = cudaipc_server_publish (server, slot, frame);
 

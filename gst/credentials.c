@@ -50,8 +50,8 @@ lookup_id (const gchar * name, gboolean group, guint * id)
 }
 
 gboolean
-cudaipc_credentials_parse_ids (const gchar * list, gboolean groups, GArray ** out,
-    GError ** error)
+cudaipc_credentials_parse_ids (const gchar * list, gboolean groups,
+    GArray ** out, GError ** error)
 {
   g_auto (GStrv) items = g_strsplit_set (list ? list : "", ", ", -1);
   GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -81,4 +81,3 @@ cudaipc_credentials_parse_ids (const gchar * list, gboolean groups, GArray ** ou
   *out = ids;
   return TRUE;
 }
-

@@ -151,3 +151,16 @@ cudaipc_cuda_error (CUresult res)
   return g_strdup_printf ("%s (%d): %s", name ? name : "CUDA_ERROR", res,
       text ? text : "unknown error");
 }
+
+gboolean
+cudaipc_cuda_check (CUresult res, const gchar * what, GError ** error)
+{
+  g_autofree gchar *text = NULL;
+
+  if (res == CUDA_SUCCESS)
+    return TRUE;
+  text = cudaipc_cuda_error (res);
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "%s failed: %s",
+      what, text);
+  return FALSE;
+}

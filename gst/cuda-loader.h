@@ -9,7 +9,8 @@
  * successful load: CUDA state does not survive fork; spawn a helper instead.
  *
  * cudaipc_cuda_error() turns a CUresult into text (name and description)
- * at the boundary where a GError is made.
+ * at the boundary where a GError is made; cudaipc_cuda_check() makes that
+ * GError.
  */
 #pragma once
 
@@ -84,5 +85,9 @@ typedef struct
 gboolean cudaipc_cuda_load (GError ** error);
 const CudaIpcCudaFuncs *cudaipc_cuda (void);
 gchar *cudaipc_cuda_error (CUresult res);
+/* TRUE for CUDA_SUCCESS; else FALSE and a CUDAIPC_ERROR_CUDA error
+ * "@what failed: <name and text of @res>". */
+gboolean cudaipc_cuda_check (CUresult res, const gchar * what,
+    GError ** error);
 
 G_END_DECLS

@@ -25,20 +25,6 @@ struct _CudaIpcFence
 };
 
 static gboolean
-fence_cuda_ok (CUresult res, const gchar * what, GError ** error)
-{
-  gchar *text;
-
-  if (res == CUDA_SUCCESS)
-    return TRUE;
-  text = cudaipc_cuda_error (res);
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA, "%s failed: %s",
-      what, text);
-  g_free (text);
-  return FALSE;
-}
-
-static gboolean
 check_backend (CudaIpcDevice * dev, GError ** error)
 {
   if (cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_CUDA)
@@ -63,12 +49,12 @@ cudaipc_fence_new (CudaIpcDevice * dev, GError ** error)
   if (!check_backend (dev, error) || !cudaipc_device_push (dev, error))
     return NULL;
   cu = cudaipc_cuda ();
-  ok = fence_cuda_ok (cu->EventCreate (&event,
+  ok = cudaipc_cuda_check (cu->EventCreate (&event,
           CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING),
       "cuEventCreate (interprocess)", error);
   if (ok) {
     memset (&handle, 0, sizeof (handle));
-    ok = fence_cuda_ok (cu->IpcGetEventHandle (&handle, event),
+    ok = cudaipc_cuda_check (cu->IpcGetEventHandle (&handle, event),
         "cuIpcGetEventHandle", error);
     if (!ok)
       cu->EventDestroy (event);
@@ -96,8 +82,8 @@ gboolean
 cudaipc_fence_record (CudaIpcFence * fence, CUstream stream, GError ** error)
 {
   g_return_val_if_fail (fence != NULL, FALSE);
-  return fence_cuda_ok (cudaipc_cuda ()->EventRecord (fence->event, stream),
-      "cuEventRecord", error);
+  return cudaipc_cuda_check (cudaipc_cuda ()->EventRecord (fence->event,
+          stream), "cuEventRecord", error);
 }
 
 gboolean
@@ -113,7 +99,7 @@ cudaipc_fence_query (CudaIpcFence * fence, gboolean * done, GError ** error)
     *done = FALSE;
     return TRUE;
   }
-  if (!fence_cuda_ok (res, "cuEventQuery", error))
+  if (!cudaipc_cuda_check (res, "cuEventQuery", error))
     return FALSE;
   *done = TRUE;
   return TRUE;
@@ -134,7 +120,7 @@ cudaipc_fence_open (CudaIpcDevice * dev,
   if (!check_backend (dev, error) || !cudaipc_device_push (dev, error))
     return NULL;
   memcpy (h.reserved, handle, CUDAIPC_FENCE_HANDLE_SIZE);
-  ok = fence_cuda_ok (cudaipc_cuda ()->IpcOpenEventHandle (&event, h),
+  ok = cudaipc_cuda_check (cudaipc_cuda ()->IpcOpenEventHandle (&event, h),
       "cuIpcOpenEventHandle", error);
   cudaipc_device_pop (dev);
   if (!ok)
@@ -150,7 +136,7 @@ gboolean
 cudaipc_fence_wait (CudaIpcFence * fence, GError ** error)
 {
   g_return_val_if_fail (fence != NULL, FALSE);
-  return fence_cuda_ok (cudaipc_cuda ()->EventSynchronize (fence->event),
+  return cudaipc_cuda_check (cudaipc_cuda ()->EventSynchronize (fence->event),
       "cuEventSynchronize", error);
 }
 
@@ -186,7 +172,7 @@ cudaipc_fence_wait_timeout (CudaIpcFence * fence, gint64 timeout_us,
       continue;
     g_usleep (20);
   }
-  return fence_cuda_ok (res, "cuEventQuery", error);
+  return cudaipc_cuda_check (res, "cuEventQuery", error);
 }
 
 void

@@ -46,7 +46,7 @@ static struct
   gboolean (*handle_context_query) (GstElement * element, GstQuery * query,
       GObject * ctx);
   GstBufferPool *(*buffer_pool_new) (GObject * ctx);
-  gboolean (*is_cuda_memory) (GstMemory * mem);
+    gboolean (*is_cuda_memory) (GstMemory * mem);
   /* >= 1.24 */
   GstMemory *(*alloc_wrapped) (GstAllocator * allocator, GObject * ctx,
       gpointer stream, const GstVideoInfo * info, CUdeviceptr dev_ptr,
@@ -256,7 +256,8 @@ cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps, GstBufferPool * pool,
       ctx = pool_ctx;
     } else {
       GST_INFO ("downstream's CUDA buffer pool is not on device %d: "
-          "copying into a pool of our own", cudaipc_gstcuda_context_device (ctx));
+          "copying into a pool of our own",
+          cudaipc_gstcuda_context_device (ctx));
       pool = NULL;
     }
   }

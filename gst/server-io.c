@@ -96,8 +96,7 @@ reap_clients_locked (CudaIpcServer * s, GPtrArray * notices)
         queue_warning (notices, g_steal_pointer (&c->warning),
             g_strdup_printf ("client %u: %s", c->id, c->reason));
       if (c->ready)
-        cudaipc_server_client_queue_notice (notices, NOTICE_LEFT, c,
-            c->reason);
+        cudaipc_server_client_queue_notice (notices, NOTICE_LEFT, c, c->reason);
       s->clients = g_list_delete_link (s->clients, l);
       cudaipc_server_client_free (c);
     }
@@ -153,7 +152,8 @@ cudaipc_server_io_thread (gpointer data)
   CudaIpcServer *s = data;
   GArray *pfds = g_array_new (FALSE, FALSE, sizeof (struct pollfd));
   GPtrArray *pclients = g_ptr_array_new ();
-  GPtrArray *notices = g_ptr_array_new_with_free_func (cudaipc_server_notice_free);
+  GPtrArray *notices =
+      g_ptr_array_new_with_free_func (cudaipc_server_notice_free);
   gint64 accept_paused_until = 0;
 
   GST_DEBUG ("%s: I/O thread running", s->name);

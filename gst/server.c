@@ -75,8 +75,7 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
   s->dev = cudaipc_device_ref (dev);
   s->socket_name = g_strdup (socket_name);
   /* HELLO names are bounded */
-  s->name = g_strndup (config->name ? config->name : "",
-      CUDAIPC_MAX_NAME - 1);
+  s->name = g_strndup (config->name ? config->name : "", CUDAIPC_MAX_NAME - 1);
   s->n_slots = config->n_slots;
   if (callbacks)
     s->callbacks = *callbacks;
@@ -564,8 +563,7 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
-    if (client_is_ready (c) && cudaipc_server_client_send_locked (s, c,
-            &msg))
+    if (client_is_ready (c) && cudaipc_server_client_send_locked (s, c, &msg))
       c->sent++;
   }
   g_mutex_unlock (&s->lock);

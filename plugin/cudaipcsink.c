@@ -738,8 +738,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     return GST_FLOW_ERROR;
   }
 
-  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL,
-      &f);
+  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, &f);
   f.size = copied;
   GST_OBJECT_LOCK (self);
   segment = bsink->segment;

@@ -769,8 +769,7 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
     GST_OBJECT_LOCK (self);
     device_id = self->device_id;
     GST_OBJECT_UNLOCK (self);
-    if (cudaipc_gstcuda_handle_set_context (element, context, device_id,
-            &ctx))
+    if (cudaipc_gstcuda_handle_set_context (element, context, device_id, &ctx))
       set_cuda_ctx (self, ctx);
     g_clear_object (&ctx);
   }
@@ -820,8 +819,7 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
       "driver-calls", G_TYPE_UINT64, cs.driver_calls,
-      "output", G_TYPE_STRING, output,
-      "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
+      "output", G_TYPE_STRING, output, "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
 }
 
 /* The ticker's thread, every stats-interval from start() to stop(). */

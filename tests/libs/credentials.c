@@ -131,10 +131,14 @@ GST_START_TEST (test_parallel)
   fail_unless (gr != NULL);
   group0 = g_strdup (gr->gr_name);
 
-  w[0] = (Worker) { user0, FALSE, 0, 0 };
-  w[1] = (Worker) { user1, FALSE, w[1].expect, 0 };
-  w[2] = (Worker) { group0, TRUE, 0, 0 };
-  w[3] = (Worker) { user1, FALSE, w[1].expect, 0 };
+  w[0] = (Worker) {
+  user0, FALSE, 0, 0};
+  w[1] = (Worker) {
+  user1, FALSE, w[1].expect, 0};
+  w[2] = (Worker) {
+  group0, TRUE, 0, 0};
+  w[3] = (Worker) {
+  user1, FALSE, w[1].expect, 0};
   for (guint i = 0; i < G_N_ELEMENTS (t); i++)
     t[i] = g_thread_new ("parse", parse_often, &w[i]);
   for (guint i = 0; i < G_N_ELEMENTS (t); i++) {
