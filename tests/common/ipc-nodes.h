@@ -16,6 +16,8 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "test-util.h"
+
 typedef struct
 {
   GPid pid;
@@ -25,24 +27,18 @@ typedef struct
   gboolean done;
 } Node;
 
-static gchar *tmpdir;
 static gchar *sock;
 
 static inline void
 nodes_setup (void)
 {
-  tmpdir = g_dir_make_tmp ("cudaipc-el-XXXXXX", NULL);
-  fail_unless (tmpdir != NULL);
-  sock = g_build_filename (tmpdir, "s.sock", NULL);
+  sock = cudaipc_test_socket_path ("el", "s.sock");
 }
 
 static inline void
 nodes_teardown (void)
 {
-  g_unlink (sock);
-  g_rmdir (tmpdir);
-  g_free (sock);
-  g_free (tmpdir);
+  cudaipc_test_socket_remove (&sock);
 }
 
 /* Runs @argv (NULL-terminated) with its stdout and stderr captured. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Helpers shared by the test suites.
+ * Helpers and fixtures shared by the test suites, so that each test keeps
+ * only what it checks.
  *
  * cudaipc_test_count_fds() counts this process's open fds; a socket test
  * takes the count in its setup and asserts it is unchanged at the end
@@ -9,13 +10,41 @@
  * cudaipc_test_tmpdir() makes a private temporary folder (its path is
  * the caller's to free); cudaipc_test_rmtree() removes it with what the
  * test left in it.
+ *
+ * Fixtures (each fails the test where its set-up cannot be made):
+ *   cudaipc_test_host_device ()      a device of the host backend
+ *   cudaipc_test_page ()             the page size: the host backend's
+ *                                    granularity
+ *   cudaipc_test_memfd ()            a memfd of a given size, sealed the
+ *                                    way the host backend seals, or not
+ *   cudaipc_test_socket_path ()      a socket path in a private temporary
+ *                                    folder; cudaipc_test_path_beside ()
+ *                                    another one there;
+ *                                    cudaipc_test_socket_remove () removes
+ *                                    the socket with its folder
+ *   cudaipc_test_send_raw ()         a datagram with fds in SCM_RIGHTS,
+ *                                    written on the socket directly, as a
+ *                                    peer that is not CudaIpcConn would
+ *                                    (cudaipc_test_send_raw_split () puts
+ *                                    the fds in two control messages)
+ *   cudaipc_test_send_ok ()          cudaipc_conn_send () that must succeed
  */
 #pragma once
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <glib/gstdio.h>
 #include <glib.h>
 #include <gst/check/gstcheck.h>
+
+#include "connection.h"
+#include "device.h"
 
 static inline guint
 cudaipc_test_count_fds (void)
@@ -88,4 +117,160 @@ cudaipc_test_rmtree (const gchar * path)
   if (dir)
     g_dir_close (dir);
   g_rmdir (path);
+}
+
+/* A device of the host backend (memfd shared memory), which every machine
+ * has. */
+static inline CudaIpcDevice *
+cudaipc_test_host_device (void)
+{
+  GError *err = NULL;
+  CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
+
+  fail_unless (dev != NULL, "host device: %s", err ? err->message : "?");
+  return dev;
+}
+
+/* The page size, which is the host backend's allocation granularity: the
+ * unit of every size a host descriptor or ring takes. */
+static inline guint64
+cudaipc_test_page (void)
+{
+  return (guint64) sysconf (_SC_PAGESIZE);
+}
+
+/* A memfd of @size bytes. With @seal it is sealed the way the host backend
+ * seals its allocations (no shrinking, growing or further seals), which
+ * the descriptor checks ask of a peer's fd; without, it can still be
+ * written, resized or sealed by the test. */
+static inline int
+cudaipc_test_memfd (guint64 size, gboolean seal)
+{
+  int fd = memfd_create ("cudaipc-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+  fail_unless (fd >= 0, "memfd_create: %s", g_strerror (errno));
+  fail_unless (ftruncate (fd, (off_t) size) == 0, "ftruncate: %s",
+      g_strerror (errno));
+  if (seal)
+    fail_unless (fcntl (fd, F_ADD_SEALS,
+            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0, "seal: %s",
+        g_strerror (errno));
+  return fd;
+}
+
+/* A path @name in a new folder of this user's alone (cudaipc_test_tmpdir
+ * (@tag)), for a socket: a path of its own per test, so that tests running
+ * side by side never meet, and nobody else can connect. Nothing is made at
+ * the path itself. cudaipc_test_socket_remove() takes it back. */
+static inline gchar *
+cudaipc_test_socket_path (const gchar * tag, const gchar * name)
+{
+  g_autofree gchar *dir = cudaipc_test_tmpdir (tag);
+
+  return g_build_filename (dir, name, NULL);
+}
+
+/* Another path @name in the folder of @path (a second socket, a link). */
+static inline gchar *
+cudaipc_test_path_beside (const gchar * path, const gchar * name)
+{
+  g_autofree gchar *dir = g_path_get_dirname (path);
+
+  return g_build_filename (dir, name, NULL);
+}
+
+/* Removes the file at *@path, if any, and its folder, then frees *@path and
+ * sets it to NULL. Returns 0 where the folder held nothing else, -1 where
+ * it did; the folder goes with what is in it either way, so a test that
+ * must leave nothing behind asserts 0 and a failed one leaves no litter. */
+static inline gint
+cudaipc_test_socket_remove (gchar ** path)
+{
+  g_autofree gchar *dir = NULL;
+  gint ret;
+
+  if (*path == NULL)
+    return 0;
+  dir = g_path_get_dirname (*path);
+  g_unlink (*path);
+  ret = g_rmdir (dir);
+  if (ret != 0)
+    cudaipc_test_rmtree (dir);
+  g_clear_pointer (path, g_free);
+  return ret;
+}
+
+/* The most fds cudaipc_test_send_raw() attaches: more than a receiver
+ * takes (CUDAIPC_MAX_MSG_FDS), so that a test can overflow it. */
+#define CUDAIPC_TEST_MAX_RAW_FDS 64
+
+/* Sends @len bytes of @data on the socket @sock as one datagram with the
+ * @n_fds fds of @fds attached, written with sendmsg() directly: what a
+ * peer that does not go through CudaIpcConn sends (a broken or hostile
+ * one, or a message no CudaIpcConn would build). With @split between 1 and
+ * @n_fds - 1 the first @split fds go in one SCM_RIGHTS control message and
+ * the rest in a second; with 0, all in one. Fails the test unless the
+ * whole datagram was sent. The fds stay the caller's. */
+static inline void
+cudaipc_test_send_raw_split (int sock, const void *data, gsize len,
+    const int *fds, guint n_fds, guint split)
+{
+  union
+  {
+    struct cmsghdr align;
+    guint8 buf[2 * CMSG_SPACE (sizeof (int) * CUDAIPC_TEST_MAX_RAW_FDS)];
+  } control;
+  struct msghdr mh = { 0 };
+  struct iovec iov = { (void *) data, len };
+  guint counts[2] = { n_fds, 0 };
+
+  fail_unless (n_fds <= CUDAIPC_TEST_MAX_RAW_FDS, "%u fds", n_fds);
+  fail_unless (split == 0 || split < n_fds, "split %u of %u fds", split,
+      n_fds);
+  if (split > 0) {
+    counts[0] = split;
+    counts[1] = n_fds - split;
+  }
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (n_fds > 0) {
+    struct cmsghdr *cmsg;
+    const int *next = fds;
+
+    memset (&control, 0, sizeof (control));
+    mh.msg_control = control.buf;
+    mh.msg_controllen = CMSG_SPACE (sizeof (int) * counts[0]);
+    if (counts[1] > 0)
+      mh.msg_controllen += CMSG_SPACE (sizeof (int) * counts[1]);
+    cmsg = CMSG_FIRSTHDR (&mh);
+    for (guint i = 0; i < G_N_ELEMENTS (counts) && counts[i] > 0; i++) {
+      fail_unless (cmsg != NULL);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN (sizeof (int) * counts[i]);
+      memcpy (CMSG_DATA (cmsg), next, sizeof (int) * counts[i]);
+      next += counts[i];
+      cmsg = CMSG_NXTHDR (&mh, cmsg);
+    }
+  }
+  fail_unless_equals_int (sendmsg (sock, &mh, MSG_NOSIGNAL), len);
+}
+
+/* cudaipc_test_send_raw_split() with every fd in one control message. */
+static inline void
+cudaipc_test_send_raw (int sock, const void *data, gsize len,
+    const int *fds, guint n_fds)
+{
+  cudaipc_test_send_raw_split (sock, data, len, fds, n_fds, 0);
+}
+
+/* Sends @msg on @conn; fails the test, naming the message and the errno,
+ * where it does not go. */
+static inline void
+cudaipc_test_send_ok (CudaIpcConn * conn, const CudaIpcMsg * msg)
+{
+  gint ret = cudaipc_conn_send (conn, msg);
+
+  fail_unless (ret >= 0, "send %s: %s", cudaipc_msg_type_name (msg->type),
+      g_strerror (-ret));
 }

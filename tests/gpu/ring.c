@@ -60,19 +60,10 @@ spawn_peer (const gchar * socket_path)
   return pid;
 }
 
-static void
-send_ok (CudaIpcConn * conn, CudaIpcMsg * msg)
-{
-  gint ret = cudaipc_conn_send (conn, msg);
-  fail_unless (ret >= 0, "send %s: %s", cudaipc_msg_type_name (msg->type),
-      g_strerror (-ret));
-}
-
 GST_START_TEST (test_ring_shared_with_second_process)
 {
   guint fds_before = cudaipc_test_count_fds ();
-  gchar *dir = g_dir_make_tmp ("cudaipc-gpu-XXXXXX", NULL);
-  gchar *path = g_build_filename (dir, "ring.sock", NULL);
+  gchar *path = cudaipc_test_socket_path ("gpu", "ring.sock");
   CudaIpcRing *ring;
   CudaIpcConn *conn;
   CudaIpcMsg msg;
@@ -102,7 +93,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
   msg.u.hello.backend = CUDAIPC_BACKEND_CUDA;
   cudaipc_device_get_uuid (device, msg.u.hello.uuid);
   msg.u.hello.name = "gpu-test";
-  send_ok (conn, &msg);
+  cudaipc_test_send_ok (conn, &msg);
 
   fail_unless_equals_int (cudaipc_conn_recv (conn, &msg), 0);
   fail_unless_equals_int (msg.type, CUDAIPC_MSG_HELLO);
@@ -113,7 +104,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
   msg.u.ring.generation = 7;
   msg.u.ring.n_slots = 4;
   msg.u.ring.slot_size = cudaipc_ring_get_slot_size (ring);
-  send_ok (conn, &msg);
+  cudaipc_test_send_ok (conn, &msg);
 
   for (guint i = 0; i < 4; i++) {
     const CudaIpcDescriptor *desc =
@@ -129,7 +120,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
         n * sizeof (guint64));
     memcpy (msg.fds, cudaipc_descriptor_get_fds (desc), n * sizeof (int));
     msg.n_fds = n;
-    send_ok (conn, &msg);
+    cudaipc_test_send_ok (conn, &msg);
   }
 
   fail_unless_equals_int (cudaipc_conn_recv (conn, &msg), 0);
@@ -141,7 +132,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
   msg.u.bye.text = "done";
-  send_ok (conn, &msg);
+  cudaipc_test_send_ok (conn, &msg);
   fail_unless (waitpid (pid, &status, 0) == pid);
   g_spawn_close_pid (pid);
   fail_unless (WIFEXITED (status) && WEXITSTATUS (status) == 0,
@@ -151,9 +142,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
   close (lfd);
   cudaipc_socket_unlink (path);
   cudaipc_ring_free (ring);
-  g_rmdir (dir);
-  g_free (path);
-  g_free (dir);
+  cudaipc_test_socket_remove (&path);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 

@@ -4,11 +4,14 @@
  * on device 1, in separate processes (ipc-node). Where the two GPUs can
  * access each other as peers the consumer maps the slots for device 1 and
  * reads them in place: every frame is checked byte for byte, and its frame
- * rate is printed beside the same consumer's on device 0. Without peer
- * access, or with peer-access=false, the consumer is refused with an error
- * that names the device to use.
+ * rate is printed beside the same consumer's on device 0. Where they
+ * cannot (two GPUs without peer access between them), or with
+ * peer-access=false, the consumer on device 1 is refused with an error
+ * that names the device to use, and a consumer on that device reads every
+ * frame.
  *
- * The whole test exits 77 (a skip) where fewer than two GPUs are seen.
+ * The whole test exits 77 (a skip) where fewer than two GPUs are seen,
+ * with the probe's reason.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -61,8 +64,9 @@ run_pair (const gchar * src_props, const gchar * extra, Node ** out)
 }
 
 /* Runs a consumer on device 1 with @extra (may be NULL): its frames/s, or
- * -1 when it was refused for want of peer access between the two GPUs (a
- * refusal the test accepts; any other failure fails it). */
+ * -1 where it was refused for want of peer access between the two GPUs,
+ * once the refusal was checked to say so and to name the device to use
+ * instead (device 0, the producer's). Any other failure fails the test. */
 static gdouble
 run_on_device_1 (const gchar * extra, Node ** out)
 {
@@ -72,8 +76,12 @@ run_on_device_1 (const gchar * extra, Node ** out)
 
   fail_if (fps < 0 && !refused, "the consumer on device 1 failed: %s",
       c->err->str);
-  if (refused)
-    g_print ("devices 0 and 1 are not peers: the refusal was checked\n");
+  if (refused) {
+    fail_unless (strstr (c->err->str, "set device-id=0") != NULL,
+        "the refusal does not name the producer's device: %s", c->err->str);
+    g_print ("devices 0 and 1 are not peers: the consumer on device 1 was "
+        "refused with: %s", c->err->str);
+  }
   if (out)
     *out = c;
   else
@@ -87,17 +95,20 @@ GST_START_TEST (test_peer_reads_bit_exact)
   gdouble same, peer;
 
   peer = run_on_device_1 (NULL, &c);
-  if (peer < 0) {
-    node_free (c);
-    return;
-  }
-  fail_unless_equals_uint64 (field (c, "peer"), 1);
+  if (peer >= 0)
+    fail_unless_equals_uint64 (field (c, "peer"), 1);
   node_free (c);
+  /* peers: the comparison; not peers: the device the refusal named, which
+   * must then serve the consumer */
   same = run_pair ("device-id=0", NULL, NULL);
   fail_unless (same > 0);
   /* paced by the producer's appsrc: a comparison, not a limit */
-  g_print ("1080p NV12, %s frames: consumer on device 0 %.0f frames/s, on "
-      "device 1 through peer access %.0f frames/s\n", FRAMES, same, peer);
+  if (peer >= 0)
+    g_print ("1080p NV12, %s frames: consumer on device 0 %.0f frames/s, on "
+        "device 1 through peer access %.0f frames/s\n", FRAMES, same, peer);
+  else
+    g_print ("1080p NV12, %s frames: consumer on device 0, as the refusal "
+        "said, %.0f frames/s\n", FRAMES, same);
 }
 
 GST_END_TEST;
@@ -144,15 +155,32 @@ main (int argc, char **argv)
   gchar *probe[] = { (gchar *) node, (gchar *) "probe",
     (gchar *) "--min-devices", (gchar *) "2", NULL
   };
+  gchar *said = NULL;
   gint status = 0;
+  GError *err = NULL;
 
   gst_check_init (&argc, &argv);
+  if (node == NULL) {
+    g_printerr ("CUDAIPC_IPC_NODE is not set (meson test sets it)\n");
+    return 1;
+  }
   /* CUDA is never opened in this process: the nodes do it */
-  if (node == NULL || !g_spawn_sync (NULL, probe, NULL, G_SPAWN_DEFAULT,
-          NULL, NULL, NULL, NULL, &status, NULL) ||
-      !g_spawn_check_wait_status (status, NULL)) {
-    g_print ("skipped: fewer than two GPUs (or none)\n");
+  if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_DEFAULT, NULL, NULL, &said,
+          NULL, &status, &err)) {
+    g_printerr ("cannot run %s: %s\n", node, err->message);
+    return 1;
+  }
+  if (WIFEXITED (status) && WEXITSTATUS (status) == CUDAIPC_TEST_SKIP) {
+    /* the probe says why: no GPU, or fewer than two */
+    g_print ("SKIP: %s", said);
+    g_free (said);
     return CUDAIPC_TEST_SKIP;
   }
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+    g_printerr ("the probe failed (status %d): %s\n", status, said);
+    return 1;
+  }
+  g_print ("%s", said);
+  g_free (said);
   return gst_check_run_suite (peer_suite (), "gpu-two-gpus", __FILE__);
 }

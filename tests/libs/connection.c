@@ -6,10 +6,6 @@
  * checks, peer credentials, socket file handling.
  */
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE             /* memfd_create */
-#endif
-
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -19,7 +15,6 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -77,10 +72,9 @@ assert_fd_closed (int fd)
 static int
 memfd_with (const gchar * content)
 {
-  int fd = memfd_create ("cudaipc-test", MFD_CLOEXEC);
+  int fd = cudaipc_test_memfd (0, FALSE);
   gsize len = strlen (content);
 
-  fail_unless (fd >= 0);
   fail_unless_equals_int (write (fd, content, len), len);
   return fd;
 }
@@ -94,36 +88,6 @@ assert_fd_content (int fd, const gchar * content)
   fail_unless (len < sizeof (got));
   fail_unless_equals_int (pread (fd, got, sizeof (got) - 1, 0), len);
   fail_unless_equals_string (got, content);
-}
-
-/* Sends a raw datagram on @fd with @n_fds fds attached. */
-static void
-send_raw (int fd, const guint8 * data, gsize len, const int *fds, guint n_fds)
-{
-  union
-  {
-    struct cmsghdr align;
-    guint8 buf[CMSG_SPACE (sizeof (int) * 32)];
-  } control;
-  struct msghdr mh = { 0 };
-  struct iovec iov = { (void *) data, len };
-
-  fail_unless (n_fds <= 32);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  if (n_fds > 0) {
-    struct cmsghdr *cmsg;
-
-    memset (&control, 0, sizeof (control));
-    mh.msg_control = control.buf;
-    mh.msg_controllen = CMSG_SPACE (sizeof (int) * n_fds);
-    cmsg = CMSG_FIRSTHDR (&mh);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN (sizeof (int) * n_fds);
-    memcpy (CMSG_DATA (cmsg), fds, sizeof (int) * n_fds);
-  }
-  fail_unless_equals_int (sendmsg (fd, &mh, MSG_NOSIGNAL), len);
 }
 
 static gsize
@@ -307,14 +271,6 @@ GST_END_TEST;
 GST_START_TEST (test_split_control)
 {
   static const gchar *contents[] = { "one", "two", "three" };
-  union
-  {
-    struct cmsghdr align;
-    guint8 buf[CMSG_SPACE (sizeof (int)) + CMSG_SPACE (sizeof (int) * 2)];
-  } control;
-  struct msghdr mh = { 0 };
-  struct cmsghdr *cmsg;
-  struct iovec iov;
   guint8 buf[512];
   int fds[3];
   CudaIpcMsg msg, got;
@@ -329,26 +285,7 @@ GST_START_TEST (test_split_control)
     fds[i] = memfd_with (contents[i]);
   }
   len = build (&msg, 1, buf, sizeof (buf));
-
-  memset (&control, 0, sizeof (control));
-  iov.iov_base = buf;
-  iov.iov_len = len;
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = control.buf;
-  mh.msg_controllen = sizeof (control.buf);
-  cmsg = CMSG_FIRSTHDR (&mh);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cmsg), fds, sizeof (int));
-  cmsg = CMSG_NXTHDR (&mh, cmsg);
-  fail_unless (cmsg != NULL);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN (sizeof (int) * 2);
-  memcpy (CMSG_DATA (cmsg), fds + 1, sizeof (int) * 2);
-  fail_unless_equals_int (sendmsg (raw_a, &mh, MSG_NOSIGNAL), len);
+  cudaipc_test_send_raw_split (raw_a, buf, len, fds, 3, 1);
   for (guint i = 0; i < 3; i++)
     close (fds[i]);
 
@@ -373,7 +310,7 @@ GST_START_TEST (test_sequence)
   fail_unless_equals_int (cudaipc_conn_send (conn_a, &msg), 0);
   fail_unless_equals_int (cudaipc_conn_send (conn_a, &msg), 0);
   len = build (&msg, 4, buf, sizeof (buf));
-  send_raw (raw_a, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_a, buf, len, NULL, 0);
 
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), 0);
   fail_unless_equals_int (got.seq, 1);
@@ -387,18 +324,18 @@ GST_START_TEST (test_sequence)
   /* the other direction starts at 1: a first message numbered 0 or 2 is
    * refused, and so is a repeat */
   len = build (&msg, 0, buf, sizeof (buf));
-  send_raw (raw_b, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_b, buf, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), -EPROTO);
   cudaipc_msg_clear (&got);
   len = build (&msg, 2, buf, sizeof (buf));
-  send_raw (raw_b, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_b, buf, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), -EPROTO);
   cudaipc_msg_clear (&got);
   len = build (&msg, 1, buf, sizeof (buf));
-  send_raw (raw_b, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_b, buf, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), 0);
   cudaipc_msg_clear (&got);
-  send_raw (raw_b, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_b, buf, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), -EPROTO);
   cudaipc_msg_clear (&got);
 }
@@ -417,7 +354,7 @@ GST_START_TEST (test_sequence_with_fds)
   msg.fds[0] = fd;
   msg.n_fds = 1;
   len = build (&msg, 5, buf, sizeof (buf));
-  send_raw (raw_a, buf, len, &fd, 1);
+  cudaipc_test_send_raw (raw_a, buf, len, &fd, 1);
   close (fd);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EPROTO);
   fail_unless_equals_int (got.n_fds, 0);
@@ -439,7 +376,7 @@ GST_START_TEST (test_fd_count_mismatch)
   /* a RING (header: no fds) with two fds */
   fill_sample (&msg, CUDAIPC_MSG_RING);
   len = build (&msg, 1, buf, sizeof (buf));
-  send_raw (raw_a, buf, len, fds, 2);
+  cudaipc_test_send_raw (raw_a, buf, len, fds, 2);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EPROTO);
   cudaipc_msg_clear (&got);
 
@@ -448,12 +385,12 @@ GST_START_TEST (test_fd_count_mismatch)
   msg.fds[0] = fds[0];
   msg.n_fds = 1;
   len = build (&msg, 1, buf, sizeof (buf));
-  send_raw (raw_b, buf, len, fds, 2);
+  cudaipc_test_send_raw (raw_b, buf, len, fds, 2);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), -EPROTO);
   cudaipc_msg_clear (&got);
 
   /* a SLOT whose header says one, with none */
-  send_raw (raw_b, buf, len, NULL, 0);
+  cudaipc_test_send_raw (raw_b, buf, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_a, &got), -EPROTO);
   cudaipc_msg_clear (&got);
 
@@ -477,7 +414,7 @@ GST_START_TEST (test_too_many_fds)
   fill_sample (&msg, CUDAIPC_MSG_SLOT);
   msg.n_fds = 1;
   len = build (&msg, 1, buf, sizeof (buf));
-  send_raw (raw_a, buf, len, fds, G_N_ELEMENTS (fds));
+  cudaipc_test_send_raw (raw_a, buf, len, fds, G_N_ELEMENTS (fds));
   for (guint i = 0; i < G_N_ELEMENTS (fds); i++)
     close (fds[i]);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EPROTO);
@@ -496,7 +433,7 @@ GST_START_TEST (test_oversized)
   GST_WRITE_UINT16_LE (big, CUDAIPC_MSG_CAPS);
   GST_WRITE_UINT32_LE (big + 4, len - CUDAIPC_HEADER_SIZE);
   GST_WRITE_UINT32_LE (big + 8, 1);
-  send_raw (raw_a, big, len, &fd, 1);
+  cudaipc_test_send_raw (raw_a, big, len, &fd, 1);
   close (fd);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EMSGSIZE);
   cudaipc_msg_clear (&got);
@@ -504,14 +441,14 @@ GST_START_TEST (test_oversized)
   /* one byte beyond the largest message is too much already */
   len = CUDAIPC_MAX_MESSAGE + 1;
   GST_WRITE_UINT32_LE (big + 4, len - CUDAIPC_HEADER_SIZE);
-  send_raw (raw_a, big, len, NULL, 0);
+  cudaipc_test_send_raw (raw_a, big, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EMSGSIZE);
   cudaipc_msg_clear (&got);
 
   /* a datagram of exactly the largest size reaches the parser */
   len = CUDAIPC_MAX_MESSAGE;
   GST_WRITE_UINT32_LE (big + 4, len - CUDAIPC_HEADER_SIZE);
-  send_raw (raw_a, big, len, NULL, 0);
+  cudaipc_test_send_raw (raw_a, big, len, NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EBADMSG);
   cudaipc_msg_clear (&got);
 
@@ -526,7 +463,7 @@ GST_START_TEST (test_garbage)
   CudaIpcMsg got;
 
   /* shorter than a header */
-  send_raw (raw_a, buf, sizeof (buf), NULL, 0);
+  cudaipc_test_send_raw (raw_a, buf, sizeof (buf), NULL, 0);
   fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EBADMSG);
   cudaipc_msg_clear (&got);
 }
@@ -660,24 +597,20 @@ GST_END_TEST;
 
 /* Listening sockets */
 
-static gchar *tmp_dir, *sock_path;
+static gchar *sock_path;
 
 static void
 setup_dir (void)
 {
   fds_before = cudaipc_test_count_fds ();
-  tmp_dir = g_dir_make_tmp ("cudaipc-test-XXXXXX", NULL);
-  fail_unless (tmp_dir != NULL);
-  sock_path = g_build_filename (tmp_dir, "sock", NULL);
+  sock_path = cudaipc_test_socket_path ("connection", "sock");
 }
 
+/* the socket's folder must hold nothing else: a test leaves no file */
 static void
 teardown_dir (void)
 {
-  unlink (sock_path);
-  fail_unless_equals_int (rmdir (tmp_dir), 0);
-  g_clear_pointer (&sock_path, g_free);
-  g_clear_pointer (&tmp_dir, g_free);
+  fail_unless_equals_int (cudaipc_test_socket_remove (&sock_path), 0);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
@@ -905,7 +838,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_not_a_socket)
 {
-  gchar *link_path = g_build_filename (tmp_dir, "link", NULL);
+  gchar *link_path = cudaipc_test_path_beside (sock_path, "link");
   gchar *contents = NULL;
   int lfd = -1;
   gint ret;

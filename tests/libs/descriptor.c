@@ -22,36 +22,6 @@
 #include "fdutil.h"
 #include "test-util.h"
 
-static CudaIpcDevice *
-host_device (void)
-{
-  GError *err = NULL;
-  CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
-
-  fail_unless (dev != NULL, "host device: %s", err ? err->message : "?");
-  return dev;
-}
-
-static guint64
-page (void)
-{
-  return (guint64) sysconf (_SC_PAGESIZE);
-}
-
-/* A memfd of @size bytes, sealed the way the host backend seals. */
-static int
-make_memfd (guint64 size, gboolean seal)
-{
-  int fd = memfd_create ("cudaipc-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-
-  fail_unless (fd >= 0);
-  fail_unless (ftruncate (fd, (off_t) size) == 0);
-  if (seal)
-    fail_unless (fcntl (fd, F_ADD_SEALS,
-            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
-  return fd;
-}
-
 static gboolean
 fd_is_closed (int fd)
 {
@@ -88,12 +58,13 @@ expect_reject (CudaIpcDevice * dev, int *fds, const guint64 * sizes, guint n,
 
 GST_START_TEST (test_count_zero)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[1] = { -1 };
-  guint64 sizes[1] = { page () };
+  guint64 sizes[1] = { page };
 
-  expect_reject (dev, fds, sizes, 0, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 0, page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -103,17 +74,18 @@ GST_END_TEST;
 
 GST_START_TEST (test_count_over_limit)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   const guint n = CUDAIPC_MAX_ALLOCS + 1;
   int fds[CUDAIPC_MAX_ALLOCS + 1];
   guint64 sizes[CUDAIPC_MAX_ALLOCS + 1];
 
   for (guint i = 0; i < n; i++) {
-    fds[i] = make_memfd (page (), TRUE);
-    sizes[i] = page ();
+    fds[i] = cudaipc_test_memfd (page, TRUE);
+    sizes[i] = page;
   }
-  expect_reject (dev, fds, sizes, n, page (), CUDAIPC_ERROR_LIMIT);
+  expect_reject (dev, fds, sizes, n, page, CUDAIPC_ERROR_LIMIT);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -123,14 +95,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_alloc_size_zero)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[2];
-  guint64 sizes[2] = { page (), 0 };
+  guint64 sizes[2] = { page, 0 };
 
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_INVALID);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -140,26 +113,27 @@ GST_END_TEST;
 
 GST_START_TEST (test_alloc_not_granular)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   int fds[3];
-  guint64 sizes[3] = { page (), page (), page () + 1 };
+  guint64 sizes[3] = { page, page, page + 1 };
 
-  fail_unless_equals_uint64 (cudaipc_device_get_granularity (dev), page ());
+  fail_unless_equals_uint64 (cudaipc_device_get_granularity (dev), page);
   for (guint i = 0; i < 3; i++)
-    fds[i] = make_memfd (2 * page (), TRUE);
-  expect_reject (dev, fds, sizes, 3, page (), CUDAIPC_ERROR_INVALID);
+    fds[i] = cudaipc_test_memfd (2 * page, TRUE);
+  expect_reject (dev, fds, sizes, 3, page, CUDAIPC_ERROR_INVALID);
 
   /* The message names the allocation, its size and the granularity. */
-  fds[0] = make_memfd (2 * page (), TRUE);
-  sizes[0] = page () + 1;
+  fds[0] = cudaipc_test_memfd (2 * page, TRUE);
+  sizes[0] = page + 1;
   fail_if (cudaipc_descriptor_new_from_fds (dev, fds, sizes, 1, 1, &err));
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
   {
     gchar *want = g_strdup_printf ("allocation 0 size %" G_GUINT64_FORMAT
         " is not a multiple of the granularity %" G_GUINT64_FORMAT,
-        page () + 1, page ());
+        page + 1, page);
     fail_unless (strstr (err->message, want) != NULL, "message: %s",
         err->message);
     g_free (want);
@@ -174,40 +148,41 @@ GST_END_TEST;
 
 GST_START_TEST (test_total_over_limit)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   const guint64 half = CUDAIPC_MAX_SLOT_SIZE / 2;
-  const guint64 top = G_MAXUINT64 - (page () - 1);      /* page multiple */
+  const guint64 top = G_MAXUINT64 - (page - 1); /* page multiple */
   int fds[2];
   guint64 sizes[2];
 
   /* Just over the limit. */
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
   sizes[0] = half;
-  sizes[1] = half + page ();
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_LIMIT);
+  sizes[1] = half + page;
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_LIMIT);
 
   /* Exactly at the limit the total is fine; the (small) fds then fail. */
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
   sizes[0] = half;
   sizes[1] = half;
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_INVALID);
 
   /* Sizes whose u64 sum wraps around to 0 and to one page. */
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
   sizes[0] = G_GUINT64_CONSTANT (1) << 63;
   sizes[1] = G_GUINT64_CONSTANT (1) << 63;
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_LIMIT);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_LIMIT);
 
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
   sizes[0] = top;
-  sizes[1] = 2 * page ();
-  fail_unless_equals_uint64 (sizes[0] + sizes[1], page ());
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_LIMIT);
+  sizes[1] = 2 * page;
+  fail_unless_equals_uint64 (sizes[0] + sizes[1], page);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_LIMIT);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -217,12 +192,13 @@ GST_END_TEST;
 
 GST_START_TEST (test_size_zero)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[1];
-  guint64 sizes[1] = { page () };
+  guint64 sizes[1] = { page };
 
-  fds[0] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
   expect_reject (dev, fds, sizes, 1, 0, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
@@ -233,14 +209,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_size_over_sum)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[2];
-  guint64 sizes[2] = { page (), page () };
+  guint64 sizes[2] = { page, page };
 
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
-  expect_reject (dev, fds, sizes, 2, 2 * page () + 1, CUDAIPC_ERROR_INVALID);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
+  expect_reject (dev, fds, sizes, 2, 2 * page + 1, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -250,16 +227,17 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_closed)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[2];
-  guint64 sizes[2] = { page (), page () };
+  guint64 sizes[2] = { page, page };
 
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
   close (fds[1]);
   fail_unless (fd_is_closed (fds[1]));
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -269,17 +247,18 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_minus_one)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   int fds[2];
-  guint64 sizes[2] = { page (), page () };
+  guint64 sizes[2] = { page, page };
   int keep;
 
-  fds[0] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
   fds[1] = -1;
   keep = fds[0];
-  fail_if (cudaipc_descriptor_new_from_fds (dev, fds, sizes, 2, page (), &err));
+  fail_if (cudaipc_descriptor_new_from_fds (dev, fds, sizes, 2, page, &err));
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
   fail_unless (strstr (err->message, "fd -1 is not open") != NULL,
       "message: %s", err->message);
@@ -294,16 +273,17 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_pipe)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int p[2];
   int fds[2];
-  guint64 sizes[2] = { page (), page () };
+  guint64 sizes[2] = { page, page };
 
   fail_unless (pipe2 (p, O_CLOEXEC) == 0);
-  fds[0] = make_memfd (page (), TRUE);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
   fds[1] = p[0];
-  expect_reject (dev, fds, sizes, 2, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 2, page, CUDAIPC_ERROR_INVALID);
   close (p[1]);
 
   cudaipc_device_unref (dev);
@@ -314,15 +294,16 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_socket)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int sv[2];
   int fds[1];
-  guint64 sizes[1] = { page () };
+  guint64 sizes[1] = { page };
 
   fail_unless (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
   fds[0] = sv[0];
-  expect_reject (dev, fds, sizes, 1, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID);
   close (sv[1]);
 
   cudaipc_device_unref (dev);
@@ -333,14 +314,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_directory)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[1];
-  guint64 sizes[1] = { page () };
+  guint64 sizes[1] = { page };
 
   fds[0] = open ("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   fail_unless (fds[0] >= 0);
-  expect_reject (dev, fds, sizes, 1, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -350,25 +332,26 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_unsealed)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[1];
-  guint64 sizes[1] = { page () };
+  guint64 sizes[1] = { page };
 
   /* Large enough, but the peer could still shrink it under our mapping. */
-  fds[0] = make_memfd (page (), FALSE);
-  expect_reject (dev, fds, sizes, 1, page (), CUDAIPC_ERROR_INVALID);
+  fds[0] = cudaipc_test_memfd (page, FALSE);
+  expect_reject (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID);
 
   /* Sealed against growing only is not enough either. */
-  fds[0] = make_memfd (page (), FALSE);
+  fds[0] = cudaipc_test_memfd (page, FALSE);
   fail_unless (fcntl (fds[0], F_ADD_SEALS, F_SEAL_GROW) == 0);
-  expect_reject (dev, fds, sizes, 1, page (), CUDAIPC_ERROR_INVALID);
+  expect_reject (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID);
 
   /* A memfd created without MFD_ALLOW_SEALING cannot be sealed at all. */
   fds[0] = memfd_create ("cudaipc-test", MFD_CLOEXEC);
   fail_unless (fds[0] >= 0);
-  fail_unless (ftruncate (fds[0], (off_t) page ()) == 0);
-  expect_reject (dev, fds, sizes, 1, page (), CUDAIPC_ERROR_INVALID);
+  fail_unless (ftruncate (fds[0], (off_t) page) == 0);
+  expect_reject (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -378,14 +361,15 @@ GST_END_TEST;
 
 GST_START_TEST (test_fd_too_small)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   int fds[2];
-  guint64 sizes[2] = { page (), 2 * page () };
+  guint64 sizes[2] = { page, 2 * page };
 
-  fds[0] = make_memfd (page (), TRUE);
-  fds[1] = make_memfd (page (), TRUE);
-  expect_reject (dev, fds, sizes, 2, 3 * page (), CUDAIPC_ERROR_INVALID);
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, TRUE);
+  expect_reject (dev, fds, sizes, 2, 3 * page, CUDAIPC_ERROR_INVALID);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -395,18 +379,19 @@ GST_END_TEST;
 
 GST_START_TEST (test_valid)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   CudaIpcDescriptor *desc;
   int fds[3];
   int copy[3];
-  guint64 sizes[3] = { page (), 2 * page (), page () };
-  const guint64 size = 3 * page () + 1;
+  guint64 sizes[3] = { page, 2 * page, page };
+  const guint64 size = 3 * page + 1;
 
   /* The last file is larger than its allocation, which is fine. */
   for (guint i = 0; i < 3; i++)
-    copy[i] = fds[i] = make_memfd (i == 2 ? 2 * page () : sizes[i], TRUE);
+    copy[i] = fds[i] = cudaipc_test_memfd (i == 2 ? 2 * page : sizes[i], TRUE);
 
   desc = cudaipc_descriptor_new_from_fds (dev, fds, sizes, 3, size, &err);
   fail_unless (desc != NULL, "refused: %s", err ? err->message : "?");
@@ -420,25 +405,24 @@ GST_START_TEST (test_valid)
 
   fail_unless_equals_int (cudaipc_descriptor_get_n_fds (desc), 3);
   fail_unless_equals_uint64 (cudaipc_descriptor_get_size (desc), size);
-  fail_unless_equals_uint64 (cudaipc_descriptor_get_total (desc), 4 * page ());
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_total (desc), 4 * page);
   fail_unless_equals_int (cudaipc_descriptor_get_backend (desc),
       CUDAIPC_BACKEND_HOST);
   for (guint i = 0; i < 3; i++) {
     fail_unless_equals_int (cudaipc_descriptor_get_fds (desc)[i], copy[i]);
     fail_unless (fcntl (copy[i], F_GETFD) != -1);
   }
-  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[0], page ());
-  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[1],
-      2 * page ());
-  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[2], page ());
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[0], page);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[1], 2 * page);
+  fail_unless_equals_uint64 (cudaipc_descriptor_get_sizes (desc)[2], page);
 
   cudaipc_descriptor_free (desc);
   for (guint i = 0; i < 3; i++)
     fail_unless (fd_is_closed (copy[i]));
 
   /* One allocation whose size equals the buffer's, the smallest case. */
-  fds[0] = make_memfd (page (), TRUE);
-  sizes[0] = page ();
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  sizes[0] = page;
   desc = cudaipc_descriptor_new_from_fds (dev, fds, sizes, 1, 1, &err);
   fail_unless (desc != NULL, "refused: %s", err ? err->message : "?");
   cudaipc_descriptor_free (desc);
@@ -452,19 +436,20 @@ GST_END_TEST;
 
 GST_START_TEST (test_max_allocs_accepted)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   CudaIpcDescriptor *desc;
   int fds[CUDAIPC_MAX_ALLOCS];
   guint64 sizes[CUDAIPC_MAX_ALLOCS];
 
   for (guint i = 0; i < CUDAIPC_MAX_ALLOCS; i++) {
-    fds[i] = make_memfd (page (), TRUE);
-    sizes[i] = page ();
+    fds[i] = cudaipc_test_memfd (page, TRUE);
+    sizes[i] = page;
   }
   desc = cudaipc_descriptor_new_from_fds (dev, fds, sizes,
-      CUDAIPC_MAX_ALLOCS, CUDAIPC_MAX_ALLOCS * page (), &err);
+      CUDAIPC_MAX_ALLOCS, CUDAIPC_MAX_ALLOCS * page, &err);
   fail_unless (desc != NULL, "refused: %s", err ? err->message : "?");
   fail_unless_equals_int (cudaipc_descriptor_get_n_fds (desc),
       CUDAIPC_MAX_ALLOCS);

@@ -5,10 +5,6 @@
  * failing parse are closed.
  */
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE             /* memfd_create */
-#endif
-
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -16,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <gst/check/gstcheck.h>
 
@@ -52,15 +47,6 @@ static const CudaIpcMsgType all_types[] = {
 };
 
 static guint8 buf[CUDAIPC_MAX_MESSAGE + 64];
-
-static int
-open_fd (void)
-{
-  int fd = memfd_create ("cudaipc-test", MFD_CLOEXEC);
-
-  fail_unless (fd >= 0);
-  return fd;
-}
 
 static void
 assert_fd_closed (int fd)
@@ -254,7 +240,7 @@ round_trip (const CudaIpcMsg * msg)
   fail_unless_equals_int (GST_READ_UINT32_LE (buf + HDR_RESERVED), 0);
 
   for (guint i = 0; i < msg->n_fds; i++)
-    orig[i] = fds[i] = open_fd ();
+    orig[i] = fds[i] = cudaipc_test_memfd (0, FALSE);
 
   fail_unless_equals_int (cudaipc_msg_parse (buf, len, fds, msg->n_fds,
           &out), 0);
@@ -285,7 +271,7 @@ expect_parse_error (gsize len, guint n_fds, gint expected)
 
   fail_unless (n_fds <= G_N_ELEMENTS (fds));
   for (guint i = 0; i < n_fds; i++)
-    orig[i] = fds[i] = open_fd ();
+    orig[i] = fds[i] = cudaipc_test_memfd (0, FALSE);
 
   ret = cudaipc_msg_parse (buf, len, fds, n_fds, &out);
   fail_unless (ret == expected, "length %" G_GSIZE_FORMAT ", %u fds: "
@@ -913,7 +899,8 @@ GST_START_TEST (test_slot_bounds)
   /* the hand-written form parses when the values are good */
   len = write_raw_slot (2, 2);
   {
-    int fds[2] = { open_fd (), open_fd () };
+    int fds[2] =
+        { cudaipc_test_memfd (0, FALSE), cudaipc_test_memfd (0, FALSE) };
     CudaIpcMsg out;
 
     fail_unless_equals_int (cudaipc_msg_parse (buf, len, fds, 2, &out), 0);
@@ -1072,7 +1059,7 @@ GST_START_TEST (test_corruption)
         build_ok (&msg, 1);
         buf[pos] = values[v];
         for (guint i = 0; i < msg.n_fds; i++)
-          fds[i] = open_fd ();
+          fds[i] = cudaipc_test_memfd (0, FALSE);
         ret = cudaipc_msg_parse (buf, len, fds, msg.n_fds, &out);
         fail_unless (ret == 0 || ret == -EBADMSG || ret == -EPROTO ||
             ret == -EMSGSIZE || ret == -EPROTONOSUPPORT);

@@ -24,27 +24,11 @@
 
 #define GEN 7
 
-static CudaIpcDevice *
-host_device (void)
-{
-  GError *err = NULL;
-  CudaIpcDevice *dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
-
-  fail_unless (dev != NULL, "host device: %s", err ? err->message : "?");
-  return dev;
-}
-
-static guint64
-page (void)
-{
-  return (guint64) sysconf (_SC_PAGESIZE);
-}
-
 static CudaIpcRing *
 make_ring (CudaIpcDevice * dev, guint n_slots, guint32 generation)
 {
   GError *err = NULL;
-  CudaIpcRing *ring = cudaipc_ring_new (dev, n_slots, page (), 0,
+  CudaIpcRing *ring = cudaipc_ring_new (dev, n_slots, cudaipc_test_page (), 0,
       generation, &err);
 
   fail_unless (ring != NULL, "ring: %s", err ? err->message : "?");
@@ -64,12 +48,13 @@ publish_one (CudaIpcRing * ring, CudaIpcLease ** leases, guint n)
 
 GST_START_TEST (test_acquire_all)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
 
   fail_unless_equals_int (cudaipc_ring_get_n_slots (ring), 4);
-  fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), page ());
+  fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), page);
   fail_unless_equals_int (cudaipc_ring_get_generation (ring), GEN);
   fail_unless (cudaipc_ring_get_device (ring) == dev);
   fail_unless_equals_int (cudaipc_ring_get_n_free (ring), 4);
@@ -102,7 +87,7 @@ GST_END_TEST;
 GST_START_TEST (test_publish_two_leases)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 }, b = { 0 };
   CudaIpcLease *both[2] = { &a, &b };
@@ -150,7 +135,7 @@ GST_END_TEST;
 GST_START_TEST (test_release_errors)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 }, other = { 0 };
   CudaIpcLease *pa = &a, *po = &other;
@@ -196,7 +181,7 @@ GST_END_TEST;
 GST_START_TEST (test_release_all)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 }, b = { 0 };
   CudaIpcLease *pa = &a, *both[2] = { &a, &b };
@@ -230,7 +215,7 @@ GST_END_TEST;
 GST_START_TEST (test_round_robin)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 };
   CudaIpcLease *pa = &a;
@@ -265,7 +250,7 @@ GST_END_TEST;
 GST_START_TEST (test_generation)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 };
   CudaIpcLease *pa = &a;
@@ -312,7 +297,7 @@ GST_END_TEST;
 GST_START_TEST (test_publish_not_writing)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 };
   CudaIpcLease *pa = &a;
@@ -363,15 +348,16 @@ expect_ring_refused (CudaIpcDevice * dev, guint n_slots, guint64 slot_size)
 
 GST_START_TEST (test_limits)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring;
   CudaIpcLease a = { 0 };
   CudaIpcLease *pa = &a;
   gint slot;
 
-  expect_ring_refused (dev, 0, page ());
-  expect_ring_refused (dev, CUDAIPC_MAX_SLOTS + 1, page ());
+  expect_ring_refused (dev, 0, page);
+  expect_ring_refused (dev, CUDAIPC_MAX_SLOTS + 1, page);
   expect_ring_refused (dev, 4, 0);
   expect_ring_refused (dev, 4, G_MAXUINT64);
   expect_ring_refused (dev, 4, CUDAIPC_MAX_SLOT_SIZE + 1);
@@ -379,7 +365,7 @@ GST_START_TEST (test_limits)
   /* A slot size is rounded up to the granularity. */
   ring = cudaipc_ring_new (dev, 1, 1, 0, GEN, NULL);
   fail_unless (ring != NULL);
-  fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), page ());
+  fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), page);
   cudaipc_ring_free (ring);
 
   /* The largest ring: the lease's top bit works. */
@@ -403,15 +389,16 @@ GST_END_TEST;
 
 GST_START_TEST (test_multi_alloc_slot)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   CudaIpcRing *ring;
   const CudaIpcDescriptor *desc;
-  const guint64 size = 5 * page ();
+  const guint64 size = 5 * page;
   guint64 sum = 0;
 
-  ring = cudaipc_ring_new (dev, 2, size, 2 * page (), GEN, &err);
+  ring = cudaipc_ring_new (dev, 2, size, 2 * page, GEN, &err);
   fail_unless (ring != NULL, "ring: %s", err ? err->message : "?");
   fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), size);
 
@@ -421,7 +408,7 @@ GST_START_TEST (test_multi_alloc_slot)
   for (guint i = 0; i < 3; i++) {
     guint64 s = cudaipc_descriptor_get_sizes (desc)[i];
 
-    fail_unless (s > 0 && s <= 2 * page () && s % page () == 0);
+    fail_unless (s > 0 && s <= 2 * page && s % page == 0);
     fail_unless (cudaipc_descriptor_get_fds (desc)[i] >= 0);
     sum += s;
   }
@@ -443,20 +430,21 @@ GST_END_TEST;
  * import, read what the producer wrote. */
 GST_START_TEST (test_import_roundtrip)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   GError *err = NULL;
   CudaIpcRing *ring;
   CudaIpcBlock *src, *dst;
   const CudaIpcDescriptor *theirs;
   CudaIpcDescriptor *ours;
-  const guint64 size = 5 * page ();
+  const guint64 size = 5 * page;
   int fds[CUDAIPC_MAX_ALLOCS];
   guint n;
   guint8 *pattern, *back;
   gint slot;
 
-  ring = cudaipc_ring_new (dev, 3, size, 2 * page (), GEN, &err);
+  ring = cudaipc_ring_new (dev, 3, size, 2 * page, GEN, &err);
   fail_unless (ring != NULL, "ring: %s", err ? err->message : "?");
   slot = cudaipc_ring_acquire (ring);
   fail_unless_equals_int (slot, 0);
@@ -510,12 +498,13 @@ GST_END_TEST;
 
 GST_START_TEST (test_create_free_cycles)
 {
+  const guint64 page = cudaipc_test_page ();
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
 
   for (guint i = 0; i < 100; i++) {
     GError *err = NULL;
-    CudaIpcRing *ring = cudaipc_ring_new (dev, 4, 3 * page (), 2 * page (),
+    CudaIpcRing *ring = cudaipc_ring_new (dev, 4, 3 * page, 2 * page,
         i, &err);
 
     fail_unless (ring != NULL, "cycle %u: %s", i, err ? err->message : "?");
@@ -533,7 +522,7 @@ GST_END_TEST;
 GST_START_TEST (test_newest_first)
 {
   guint before = cudaipc_test_count_fds ();
-  CudaIpcDevice *dev = host_device ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
   CudaIpcRing *ring = make_ring (dev, 4, GEN);
   CudaIpcLease a = { 0 }, b = { 0 };
   CudaIpcLease *pa = &a, *pb = &b;
