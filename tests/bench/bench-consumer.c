@@ -3,9 +3,12 @@
  * The consumer role: <src> ! [caps ! cudaupload ! CUDA caps !] fakesink,
  * measured by a probe on the source's src pad (its streaming thread; the
  * main thread reads the figures under the lock). Prints "ready" once
- * PLAYING and "result ..." at the end (the last frame, EOS, the producer
- * closing shm, or no frame for --idle-timeout); latency samples go to
- * --samples as gint64 ns.
+ * PLAYING and "result ..." at the end: the last frame, EOS, the producer
+ * closing shm, no frame for --grace-ms once the orchestrator said "pushed
+ * N" (the producer has finished: nvcodec's sink sends no EOS while it
+ * runs, and a consumer that got none of the frames ends there too), or no
+ * frame for --idle-timeout before that. Latency samples go to --samples
+ * as gint64 ns.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,10 +24,11 @@ typedef struct
   GstElement *src;
   GMutex lock;
   GArray *samples;              /* gint64 ns */
-  guint64 received, measured, bad_stamps;
+  guint64 received, measured, bad_stamps, repeats;
   gint64 first_stamp, last_arrival, last_seen, cpu0, cpu1;
   gint64 last_index;
   gboolean done;
+  gboolean counted;             /* (c) without the frame meta: arrivals */
   gchar *memory;                /* mem_type reaching the sink */
 } Consumer;
 
@@ -58,25 +62,51 @@ consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
       if (GST_BUFFER_FLAG_IS_SET (buf, GST_BUFFER_FLAG_MARKER))
         flags |= BENCH_FLAG_LAST;
       break;
-    default:
-      /* nvcodec: running time = clock time - our base time */
+    default:{
+      GstCustomMeta *meta = gst_buffer_get_custom_meta (buf, BENCH_META_NAME);
+      gboolean last = FALSE;
+
+      /* nvcodec: its source pushes the sender's clock time minus our base
+       * time, or 0 where that was earlier than our base time (not a
+       * stamp) */
       stamp = GST_BUFFER_PTS (buf);
-      if (GST_CLOCK_TIME_IS_VALID (stamp))
+      if (GST_CLOCK_TIME_IS_VALID (stamp) && stamp > 0)
         stamp += gst_element_get_base_time (c->src);
-      /* no frame number travels: count them */
-      index = G_MAXUINT64;
+      else
+        stamp = GST_CLOCK_TIME_NONE;
+      /* frame number and last flag from the frame meta; without it (a
+       * GStreamer that does not carry custom metas) count arrivals */
+      if (meta && gst_structure_get_uint64 (gst_custom_meta_get_structure
+              (meta), "index", &index) && index != G_MAXUINT64) {
+        gst_structure_get_boolean (gst_custom_meta_get_structure (meta),
+            "last", &last);
+        if (last)
+          flags |= BENCH_FLAG_LAST;
+      } else {
+        index = G_MAXUINT64;
+      }
       break;
+    }
   }
 
   g_mutex_lock (&c->lock);
-  if (index == G_MAXUINT64)
+  if (index == G_MAXUINT64) {
     index = c->received;
+    c->counted = TRUE;
+  } else if (c->last_index >= 0 && (gint64) index <= c->last_index) {
+    /* a frame again, or one older than the last: not a new frame */
+    c->repeats++;
+    c->received++;
+    c->last_seen = now;
+    g_mutex_unlock (&c->lock);
+    return GST_PAD_PROBE_OK;
+  }
   c->received++;
   c->last_seen = now;
   c->last_index = (gint64) index;
   if (index >= (guint64) opts.warmup && !c->done) {
     if (c->measured == 0) {
-      c->first_stamp = (gint64) stamp;
+      c->first_stamp = GST_CLOCK_TIME_IS_VALID (stamp) ? (gint64) stamp : now;
       c->cpu0 = bench_cpu_ns ();
     }
     c->measured++;
@@ -129,9 +159,10 @@ bench_run_consumer (Transport t)
   GstPad *pad;
   GstClock *clock;
   const gchar *ended = "timeout";
-  gboolean ok = TRUE;
-  gint64 p50, p99, last_index;
-  guint64 received;
+  gboolean ok = TRUE, stdin_closed = FALSE, producer_done = FALSE;
+  gint64 p50, p99, last_index, done_at = 0;
+  gint64 grace = (gint64) opts.grace_ms * GST_MSECOND;
+  guint64 received, pushed = 0;
   guint n = 0;
   gchar *line;
 
@@ -176,6 +207,8 @@ bench_run_consumer (Transport t)
       break;
     }
     default:
+      /* before the first frame, whose meta is deserialized by name */
+      bench_frame_meta_register ();
       c.src = bench_make_ipc_element (t, FALSE, "src");
       if (c.src)
         g_object_set (c.src, "address", opts.socket, NULL);
@@ -232,9 +265,9 @@ bench_run_consumer (Transport t)
 
   bus = gst_element_get_bus (pipeline);
   for (;;) {
-    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 100 * GST_MSECOND,
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 50 * GST_MSECOND,
         GST_MESSAGE_ERROR | GST_MESSAGE_EOS | GST_MESSAGE_APPLICATION);
-    gint64 last_seen;
+    gint64 last_seen, now;
 
     if (msg) {
       GstMessageType type = GST_MESSAGE_TYPE (msg);
@@ -271,12 +304,31 @@ bench_run_consumer (Transport t)
       break;
     }
 
+    /* "pushed N": the producer has finished; what is still to come comes
+     * within the grace period */
+    if (!stdin_closed && !producer_done) {
+      gchar *cmd = bench_poll_command (&stdin_closed);
+
+      if (cmd && g_str_has_prefix (cmd, "pushed ")) {
+        pushed = g_ascii_strtoull (cmd + 7, NULL, 10);
+        producer_done = TRUE;
+        done_at = bench_now_ns ();
+      } else if (cmd) {
+        g_printerr ("consumer %d: unexpected command '%s'\n", opts.index, cmd);
+      }
+      g_free (cmd);
+    }
+
     g_mutex_lock (&c.lock);
     received = c.received;
     last_seen = c.last_seen;
     g_mutex_unlock (&c.lock);
-    if (received > 0
-        && bench_now_ns () - last_seen > (gint64) opts.idle * GST_SECOND) {
+    now = bench_now_ns ();
+    if (producer_done && now - MAX (last_seen, done_at) > grace) {
+      ended = received > 0 ? "drained" : "none";
+      break;
+    }
+    if (received > 0 && now - last_seen > (gint64) opts.idle * GST_SECOND) {
       ended = "idle";
       break;
     }
@@ -302,18 +354,28 @@ bench_run_consumer (Transport t)
     ok = FALSE;
   }
 
+  /* ids: where frame numbers came from; pushed: as the orchestrator
+   * passed it on, -1 before it did */
   line = g_strdup_printf ("result received=%" G_GUINT64_FORMAT " measured=%"
       G_GUINT64_FORMAT " samples=%u bad_stamps=%" G_GUINT64_FORMAT
-      " first_stamp=%" G_GINT64_FORMAT " last_arrival=%" G_GINT64_FORMAT
-      " cpu_ns=%" G_GINT64_FORMAT " cpu_total_ns=%" G_GINT64_FORMAT
-      " last_index=%" G_GINT64_FORMAT " p50_ns=%" G_GINT64_FORMAT
-      " p99_ns=%" G_GINT64_FORMAT " ended=%s memory=%s src_type=%s",
-      received, c.measured, c.samples->len, c.bad_stamps, c.first_stamp,
-      c.last_arrival, c.measured ? c.cpu1 - c.cpu0 : 0, bench_cpu_ns (),
-      last_index, p50, p99, ended, c.memory ? c.memory : "none",
+      " repeats=%" G_GUINT64_FORMAT " first_stamp=%" G_GINT64_FORMAT
+      " last_arrival=%" G_GINT64_FORMAT " cpu_ns=%" G_GINT64_FORMAT
+      " cpu_total_ns=%" G_GINT64_FORMAT " last_index=%" G_GINT64_FORMAT
+      " p50_ns=%" G_GINT64_FORMAT " p99_ns=%" G_GINT64_FORMAT
+      " pushed=%" G_GINT64_FORMAT " ended=%s ids=%s memory=%s src_type=%s",
+      received, c.measured, c.samples->len, c.bad_stamps, c.repeats,
+      c.first_stamp, c.last_arrival, c.measured ? c.cpu1 - c.cpu0 : 0,
+      bench_cpu_ns (), last_index, p50, p99,
+      producer_done ? (gint64) pushed : -1, ended,
+      c.counted ? "counted" : "carried", c.memory ? c.memory : "none",
       G_OBJECT_TYPE_NAME (c.src));
   bench_say (line);
   g_free (line);
+  /* nvcodec's cudaipcsrc stops only once its server answers (a frame,
+   * or EOS when the producer's sink stops): the orchestrator sends the
+   * producer "quit" now that this result is out, and this bounds the
+   * rest */
+  bench_arm_teardown ();
 
 done:
   gst_element_set_state (pipeline, GST_STATE_NULL);

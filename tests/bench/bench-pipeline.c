@@ -2,7 +2,8 @@
 /*
  * Helpers of the producer and consumer roles: a time limit and a tie to
  * the orchestrator, elements (the IPC ones by GType), the one frame every
- * push shares, and the commands the orchestrator writes to stdin.
+ * push shares, (c)'s frame meta, and the commands the orchestrator writes
+ * to stdin.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -27,16 +28,23 @@
  * libgstcuda 1.22+), for builds without gstreamer-cuda-1.0 */
 #define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
 
+static volatile sig_atomic_t tearing_down;
+
 static void
 on_alarm (int sig)
 {
   static const char msg[] = "cudaipc-bench: timed out, exiting\n";
+  static const char msg_td[] = "cudaipc-bench: the pipeline did not stop "
+      "within " G_STRINGIFY (BENCH_TEARDOWN_S) " s after the result, "
+      "exiting\n";
+  gboolean td = tearing_down;
 
   (void) sig;
-  if (write (STDERR_FILENO, msg, sizeof (msg) - 1) < 0) {
+  if (write (STDERR_FILENO, td ? msg_td : msg, td ? sizeof (msg_td) - 1 :
+          sizeof (msg) - 1) < 0) {
     /* nothing left to try */
   }
-  _exit (BENCH_EXIT_TIMEOUT);
+  _exit (td ? BENCH_EXIT_TEARDOWN : BENCH_EXIT_TIMEOUT);
 }
 
 /* A role never outlives its orchestrator nor its time limit. */
@@ -54,6 +62,17 @@ bench_role_guard (void)
     }
   }
   return TRUE;
+}
+
+/* Once the result is out: the pipeline's stop gets BENCH_TEARDOWN_S, so a
+ * stop that waits on its peer (nvcodec's cudaipcsrc waits for its server's
+ * answer) cannot hold the row until the row's deadline; the orchestrator
+ * notes that exit status without failing the row. */
+void
+bench_arm_teardown (void)
+{
+  tearing_down = TRUE;
+  alarm (BENCH_TEARDOWN_S);
 }
 
 void
@@ -154,6 +173,22 @@ bench_make_ipc_element (Transport t, gboolean sink, const gchar * name)
     return NULL;
   }
   return g_object_new (type, "name", name, NULL);
+}
+
+/* (c)'s frame meta, a custom meta holding a structure with "index"
+ * (guint64) and "last" (boolean): nvcodec's sink serializes custom metas
+ * into each frame's message and its source deserializes them where the
+ * name is registered, so both roles register it before the first frame.
+ * Custom metas are GStreamer 1.20 API; (c) runs on 1.24+ only. */
+const GstMetaInfo *
+bench_frame_meta_register (void)
+{
+  static const gchar *tags[] = { NULL };
+  static const GstMetaInfo *info;
+
+  if (info == NULL)
+    info = gst_meta_register_custom (BENCH_META_NAME, tags, NULL, NULL, NULL);
+  return info;
 }
 
 /* The one frame every push shares. @holder keeps its pipeline (and with
@@ -259,6 +294,14 @@ read_command (gint64 deadline, gboolean * closed)
     g_string_erase (pending, 0, nl - pending->str + 1);
     return line;
   }
+}
+
+/* A command if one is there, without waiting; NULL else (*@closed set at
+ * end of file). */
+gchar *
+bench_poll_command (gboolean * closed)
+{
+  return read_command (bench_now_ns () + GST_MSECOND, closed);
 }
 
 /* Waits for command @what; FALSE on anything else, or on a bus error. */

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The producer role: appsrc ! [cudadownload ! video/x-raw !] <sink>, fed
- * with gst_buffer_copy()s of one frame, as fast as the sink takes them.
- * Prints "listening", waits for "go" and for its consumers, pushes
- * warm-up + measured frames (the last with GST_BUFFER_FLAG_MARKER), waits
- * for EOS, prints "result ...", then stays until "quit".
+ * with gst_buffer_copy()s of one frame, as fast as the sink takes them or
+ * at --rate. Prints "listening", waits for "go" and for its consumers,
+ * pushes warm-up + measured frames (the last with GST_BUFFER_FLAG_MARKER,
+ * and for (c) the frame meta), waits for EOS, prints "result ...", then
+ * stays until "quit".
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <gst/app/gstappsrc.h>
+#include <gst/base/gstbasesink.h>
 #include <gst/video/video.h>
 
 #include "bench.h"
@@ -21,6 +23,7 @@ typedef struct
   GstElement *appsrc;
   gint n_clients;               /* atomic: shmsink's client-connected */
   gint failed;                  /* atomic: an error was posted */
+  gint warnings;                /* atomic: warnings posted */
 } Producer;
 
 /* Wakes a gst_app_src_push_buffer() that waits for room (the queue is
@@ -46,6 +49,18 @@ producer_bus_sync (GstBus * bus, GstMessage * msg, gpointer data)
       g_atomic_int_compare_and_exchange (&p->failed, 0, 1))
     g_thread_unref (g_thread_new ("unblock", unblock_appsrc,
             gst_object_ref (p->appsrc)));
+  /* e.g. nvcodec's sink falling back from ipc-mode=mmap to legacy */
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+    GError *err = NULL;
+    gchar *dbg = NULL;
+
+    gst_message_parse_warning (msg, &err, &dbg);
+    g_printerr ("producer: warning from %s: %s (%s)\n",
+        GST_OBJECT_NAME (msg->src), err->message, dbg ? dbg : "");
+    g_clear_error (&err);
+    g_free (dbg);
+    g_atomic_int_inc (&p->warnings);
+  }
   return GST_BUS_PASS;
 }
 
@@ -131,10 +146,48 @@ stamp_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* nvcodec's cudaipcsink ipc-mode (GstCudaIpcMode: "legacy", "mmap"),
+ * checked against the enum the element has, not assumed. */
+static gboolean
+set_ipc_mode (GstElement * sink, const gchar * mode)
+{
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (sink),
+      "ipc-mode");
+  GEnumClass *klass;
+  gboolean known;
+
+  if (pspec == NULL || !G_IS_PARAM_SPEC_ENUM (pspec)) {
+    g_printerr ("producer: %s has no ipc-mode property\n",
+        G_OBJECT_TYPE_NAME (sink));
+    return FALSE;
+  }
+  klass = G_PARAM_SPEC_ENUM (pspec)->enum_class;
+  known = g_enum_get_value_by_nick (klass, mode) != NULL;
+  if (!known) {
+    g_printerr ("producer: %s has no ipc-mode '%s'\n",
+        G_OBJECT_TYPE_NAME (sink), mode);
+    return FALSE;
+  }
+  gst_util_set_object_arg (G_OBJECT (sink), "ipc-mode", mode);
+  return TRUE;
+}
+
+/* (c): frame number and last flag, which nvcodec carries for us only as
+ * a custom meta (its PTS is the stamp) */
+static void
+add_frame_meta (GstBuffer * buf, guint64 index, gboolean last)
+{
+  GstCustomMeta *meta = gst_buffer_add_custom_meta (buf, BENCH_META_NAME);
+
+  if (meta)
+    gst_structure_set (gst_custom_meta_get_structure (meta), "index",
+        G_TYPE_UINT64, index, "last", G_TYPE_BOOLEAN, last, NULL);
+}
+
 int
 bench_run_producer (Transport t)
 {
-  Producer p = { t, NULL, 0, 0 };
+  Producer p = { t, NULL, 0, 0, 0 };
   GstElement *pipeline, *sink = NULL, *frame_pipe = NULL;
   GstElement *chain[4] = { NULL, };
   GstBuffer *frame;
@@ -146,6 +199,7 @@ bench_run_producer (Transport t)
   gint64 t0 = 0, t1, cpu0 = 0, cpu1, deadline, start;
   guint64 total = (guint64) opts.warmup + opts.frames, pushed = 0;
   guint64 published = 0, dropped = 0;
+  GstClockTime sink_latency = 0;
   gboolean eos = FALSE, ok = TRUE;
   GList *contexts;
   guint n = 0;
@@ -194,9 +248,15 @@ bench_run_producer (Transport t)
       }
       break;
     case TRANSPORT_NVCODEC:
+      bench_frame_meta_register ();
       sink = bench_make_ipc_element (t, TRUE, "sink");
-      if (sink)
+      if (sink) {
         g_object_set (sink, "address", opts.socket, NULL);
+        if (opts.ipc_mode && !set_ipc_mode (sink, opts.ipc_mode)) {
+          gst_object_unref (gst_object_ref_sink (sink));
+          sink = NULL;
+        }
+      }
       break;
     default:
       break;
@@ -246,8 +306,11 @@ bench_run_producer (Transport t)
   gst_bus_set_sync_handler (bus, producer_bus_sync, &p, NULL);
   gst_object_unref (bus);
 
-  /* base time 0: running time is the monotonic clock, so a sink that
-   * sends clock times (nvcodec's) sends the stamps themselves */
+  /* base time 0: running time is the monotonic clock. nvcodec's sink
+   * sends running time + base time + its latency (0, reported as
+   * sink_latency_ns) as the PTS, unconverted when the pipeline's clock is
+   * the system clock on CLOCK_MONOTONIC (this one): the stamps
+   * themselves */
   clock = gst_system_clock_obtain ();
   gst_pipeline_use_clock (GST_PIPELINE (pipeline), clock);
   gst_object_unref (clock);
@@ -321,6 +384,8 @@ bench_run_producer (Transport t)
     GST_BUFFER_OFFSET_END (buf) = i + 1;
     if (last)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_MARKER);
+    if (t == TRANSPORT_NVCODEC)
+      add_frame_meta (buf, i, last);
     GST_BUFFER_PTS (buf) = bench_now_ns ();
     if (gst_app_src_push_buffer (GST_APP_SRC (p.appsrc), buf) != GST_FLOW_OK)
       break;
@@ -354,18 +419,28 @@ bench_run_producer (Transport t)
     }
   }
 
+  /* (c)'s stamps are running time + base time (0) + this latency: 0
+   * with a non-live appsrc, reported so that it can be checked */
+  if (GST_IS_BASE_SINK (sink))
+    sink_latency = gst_base_sink_get_latency (GST_BASE_SINK (sink));
+
   line = g_strdup_printf ("result pushed=%" G_GUINT64_FORMAT " measured=%"
       G_GUINT64_FORMAT " push_ns=%" G_GINT64_FORMAT " cpu_ns=%"
       G_GINT64_FORMAT " cpu_total_ns=%" G_GINT64_FORMAT " published=%"
-      G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " sink_type=%s",
+      G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " warnings=%d"
+      " sink_latency_ns=%" G_GUINT64_FORMAT " ipc_mode=%s sink_type=%s",
       pushed, pushed > (guint64) opts.warmup ? pushed - opts.warmup : 0,
       t1 - t0, cpu1 - cpu0, cpu1, published, dropped,
+      g_atomic_int_get (&p.warnings), (guint64) sink_latency,
+      opts.ipc_mode && t == TRANSPORT_NVCODEC ? opts.ipc_mode : "none",
       G_OBJECT_TYPE_NAME (sink));
   bench_say (line);
   g_free (line);
 
-  /* consumers may still be reading: stay until the orchestrator says */
+  /* consumers may still be reading: stay until the orchestrator says;
+   * then a stop that hangs is cut short (bench_arm_teardown) */
   bench_wait_command (NULL, "quit", opts.timeout);
+  bench_arm_teardown ();
 
 done:
   gst_element_set_state (pipeline, GST_STATE_NULL);

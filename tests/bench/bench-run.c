@@ -2,9 +2,11 @@
 /*
  * The orchestrator: one row at a time, a producer and N consumers spawned
  * from this binary, their stdout lines turned into a protocol (listening,
- * ready -> go, result, quit), a deadline per row, GPU memory sampled while
- * it runs, and the figures computed from what the children reported.
- * Everything runs on the main thread, in the default main context.
+ * ready -> go, the producer's result -> "pushed N" to the consumers, every
+ * consumer's result -> quit), a deadline per row, GPU memory sampled while
+ * it runs; then the figures (bench-figures.c) and the report. The rows
+ * come from bench-plan.c. Everything runs on the main thread, in the
+ * default main context.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -50,25 +52,7 @@ static struct
 } orch;
 
 static void row_child_gone (Row * row, Child * child);
-
-/* *INDENT-OFF* */
-static void row_add_reason (Row * row, const gchar * format, ...)
-    G_GNUC_PRINTF (2, 3);
-/* *INDENT-ON* */
-
-/* Marks @row failed and adds a reason. */
-static void
-row_add_reason (Row * row, const gchar * format, ...)
-{
-  va_list args;
-
-  row->failed = TRUE;
-  if (row->reasons->len)
-    g_string_append (row->reasons, "; ");
-  va_start (args, format);
-  g_string_append_vprintf (row->reasons, format, args);
-  va_end (args);
-}
+static void row_maybe_quit (Row * row);
 
 static const gchar *
 child_name (Child * child, gchar buf[32])
@@ -126,13 +110,6 @@ parse_result (const gchar * line)
   return h;
 }
 
-static void
-result_free (gpointer h)
-{
-  if (h)
-    g_hash_table_unref (h);
-}
-
 static gchar **
 child_argv (Row * row, const gchar * role, gint index)
 {
@@ -164,16 +141,19 @@ child_argv (Row * row, const gchar * role, gint index)
   ARG ("--ring-size", "%d", opts.ring_size);
   ARG ("--shm-frames", "%d", opts.shm_frames);
   ARG ("--consumer-device", "%d", opts.consumer_device);
-  ARG ("--rate", "%d", opts.rate);
+  ARG ("--rate", "%d", row->rate);
   ARG ("--stamp", "%s", opts.stamp);
   ARG ("--timeout", "%d", opts.timeout);
   ARG ("--plugin", "%s", opts.plugin);
   ARG ("--parent-pid", "%d", (int) getpid ());
   if (index < 0) {
     ARG ("--clients", "%u", row->n_consumers);
+    if (row->ipc_mode)
+      ARG ("--ipc-mode", "%s", row->ipc_mode);
   } else {
     ARG ("--index", "%d", index);
     ARG ("--idle-timeout", "%d", opts.idle);
+    ARG ("--grace-ms", "%d", opts.grace_ms);
     ARG ("--samples", "%s/samples-%d.bin", row->dir, index);
   }
 #undef ARG
@@ -194,6 +174,22 @@ child_handle_line (Child * child, const gchar * line)
     if (child->result)
       g_hash_table_unref (child->result);
     child->result = parse_result (line);
+    if (child->index < 0) {
+      /* the producer has finished pushing: the consumers may stop waiting
+       * for frames a sink that drops (nvcodec's) will never send */
+      const gchar *pushed = g_hash_table_lookup (child->result, "pushed");
+      gchar *cmd = g_strdup_printf ("pushed %s", pushed ? pushed : "0");
+
+      for (guint i = 0; i < row->consumers->len; i++) {
+        Child *c = g_ptr_array_index (row->consumers, i);
+
+        if (c->running)
+          child_write (c, cmd);
+      }
+      g_free (cmd);
+    } else {
+      row_maybe_quit (row);
+    }
   } else if (child->index < 0 && g_str_equal (line, "listening")) {
     row->started = bench_now_ns ();
     /* row_run() spawns the consumers */
@@ -317,17 +313,23 @@ on_child_exit (GPid pid, gint status, gpointer data)
   child_read (child, child->out_fd, FALSE);
   child_read (child, child->err_fd, TRUE);
 
-  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+  if (WIFEXITED (status) && WEXITSTATUS (status) == BENCH_EXIT_TEARDOWN &&
+      child->result && !child->killed) {
+    /* its figures are in; only its pipeline's stop hung */
+    bench_row_note (row, "%s's pipeline did not stop within %d s after its "
+        "result; it exited by its own time limit", child_name (child, name),
+        BENCH_TEARDOWN_S);
+  } else if (!WIFEXITED (status) || WEXITSTATUS (status) != 0) {
     gchar *last = child_last_words (child);
 
     if (child->killed) {
       /* we killed it: the reason is on record already */
     } else if (WIFSIGNALED (status)) {
-      row_add_reason (row, "%s killed by signal %d (%s)%s%s",
+      bench_row_fail (row, "%s killed by signal %d (%s)%s%s",
           child_name (child, name), WTERMSIG (status),
           g_strsignal (WTERMSIG (status)), last ? ": " : "", last ? last : "");
     } else {
-      row_add_reason (row, "%s exited with %d%s%s", child_name (child, name),
+      bench_row_fail (row, "%s exited with %d%s%s", child_name (child, name),
           WEXITSTATUS (status), last ? ": " : "", last ? last : "");
     }
     g_free (last);
@@ -343,26 +345,39 @@ on_child_exit (GPid pid, gint status, gpointer data)
   row_child_gone (row, child);
 }
 
+/* The producer stays until "quit", so that no consumer loses it before it
+ * has reported. "quit" goes once every consumer has reported or gone, not
+ * once every consumer has exited: nvcodec's cudaipcsrc (io-mode=copy)
+ * waits in its stop for its server to answer the NEED-DATA it sent, and
+ * that server answers only with a new frame or, when the producer's sink
+ * stops, EOS. Waiting for the consumers to exit first was a circular wait
+ * that held every (c) row until its deadline. */
 static void
-row_child_gone (Row * row, Child * child)
+row_maybe_quit (Row * row)
 {
-  gboolean consumers_left = FALSE;
-
-  row->n_running--;
+  if (row->quit_sent || row->producer == NULL || !row->producer->running ||
+      row->consumers->len < row->n_consumers)
+    return;
   for (guint i = 0; i < row->consumers->len; i++) {
     Child *c = g_ptr_array_index (row->consumers, i);
 
-    consumers_left |= c->running;
+    if (c->running && c->result == NULL)
+      return;
   }
-  if (!consumers_left && row->producer->running && row->consumers->len ==
-      row->n_consumers && !row->quit_sent) {
-    row->quit_sent = TRUE;
-    if (row->failed && !row->producer->result)
-      /* shmsink would wait for a client that will not come */
-      child_kill (row->producer);
-    else
-      child_write (row->producer, "quit");
-  }
+  row->quit_sent = TRUE;
+  if (row->failed && !row->producer->result)
+    /* shmsink would wait for a client that will not come */
+    child_kill (row->producer);
+  else
+    child_write (row->producer, "quit");
+}
+
+static void
+row_child_gone (Row * row, Child * child)
+{
+  row->n_running--;
+  if (child->index >= 0)
+    row_maybe_quit (row);
   if (row->n_running == 0)
     g_main_loop_quit (row->loop);
 }
@@ -384,11 +399,10 @@ spawn_child (Row * row, gint index)
 
   if (!g_spawn_async_with_pipes (NULL, argv, env, G_SPAWN_DO_NOT_REAP_CHILD |
           G_SPAWN_SEARCH_PATH, NULL, NULL, &child->pid,
-          index < 0 ? &child->in_fd : NULL, &child->out_fd, &child->err_fd,
-          &err)) {
+          &child->in_fd, &child->out_fd, &child->err_fd, &err)) {
     gchar name[32];
 
-    row_add_reason (row, "cannot start %s: %s", child_name (child, name),
+    bench_row_fail (row, "cannot start %s: %s", child_name (child, name),
         err->message);
     g_clear_error (&err);
     g_strfreev (argv);
@@ -434,14 +448,21 @@ static gboolean
 on_deadline (gpointer data)
 {
   Row *row = data;
-  const gchar *stage = !row->started ? "the producer did not start" :
+  guint reported = 0;
+  const gchar *stage;
+
+  for (guint i = 0; i < row->consumers->len; i++)
+    reported += ((Child *) g_ptr_array_index (row->consumers, i))->result !=
+        NULL;
+  stage = !row->started ? "the producer did not start" :
       !row->go_sent ? "the consumers did not all get ready" :
       !row->producer->result ? "the producer did not finish pushing" :
-      "the consumers did not finish";
+      reported < row->n_consumers ? "the consumers did not finish" :
+      "the processes did not exit after reporting";
 
   row->deadline_id = 0;
   row->timed_out = TRUE;
-  row_add_reason (row, "timed out after %d s: %s; killed what was left",
+  bench_row_fail (row, "timed out after %d s: %s; killed what was left",
       opts.timeout, stage);
   row_kill_all (row);
   return G_SOURCE_REMOVE;
@@ -452,7 +473,7 @@ on_interrupt (gpointer data)
 {
   orch.interrupted = TRUE;
   if (orch.current) {
-    row_add_reason (orch.current, "interrupted");
+    bench_row_fail (orch.current, "interrupted");
     row_kill_all (orch.current);
   }
   return G_SOURCE_CONTINUE;
@@ -483,124 +504,6 @@ on_kill_consumer (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-static gdouble
-result_num (GHashTable * h, const gchar * key, gboolean * ok)
-{
-  const gchar *v = h ? g_hash_table_lookup (h, key) : NULL;
-
-  if (v == NULL) {
-    if (ok)
-      *ok = FALSE;
-    return NAN;
-  }
-  return g_ascii_strtod (v, NULL);
-}
-
-/* Everything the children reported, into the row's figures. */
-static void
-row_compute (Row * row)
-{
-  GArray *all = g_array_new (FALSE, FALSE, sizeof (gint64));
-  GHashTable *p = row->producer ? row->producer->result : NULL;
-  gdouble fps_sum = 0, cpu_sum = 0, cpu_total_sum = 0;
-  guint n_fps = 0, n_cpu = 0;
-  gboolean ok = TRUE;
-
-  if (p) {
-    gdouble measured = result_num (p, "measured", &ok);
-    gdouble push_ns = result_num (p, "push_ns", &ok);
-
-    row->producer_result = g_hash_table_ref (p);
-    row->pushed = (guint64) result_num (p, "pushed", &ok);
-    row->published = (guint64) result_num (p, "published", &ok);
-    row->dropped = (guint64) result_num (p, "dropped", &ok);
-    if (ok && measured > 0) {
-      row->producer_fps = measured / (push_ns / 1e9);
-      row->producer_cpu = result_num (p, "cpu_ns", NULL) / measured / 1e3;
-      row->producer_cpu_total = result_num (p, "cpu_total_ns", NULL) /
-          row->pushed / 1e3;
-      row->have_pcpu = TRUE;
-    }
-  } else if (!row->failed) {
-    row_add_reason (row, "the producer reported nothing");
-  }
-
-  row->fps_min = INFINITY;
-  for (guint i = 0; i < row->consumers->len; i++) {
-    Child *c = g_ptr_array_index (row->consumers, i);
-    GHashTable *h = c->result;
-    gchar *path = g_strdup_printf ("%s/samples-%d.bin", row->dir, i);
-    gchar *data = NULL;
-    gsize len = 0;
-    gdouble measured, span;
-
-    g_ptr_array_add (row->consumer_results, h ? g_hash_table_ref (h) : NULL);
-    if (h == NULL) {
-      g_free (path);
-      continue;
-    }
-    if (g_file_get_contents (path, &data, &len, NULL))
-      g_array_append_vals (all, data, len / sizeof (gint64));
-    g_free (data);
-    g_free (path);
-
-    ok = TRUE;
-    measured = result_num (h, "measured", &ok);
-    span = result_num (h, "last_arrival", &ok) -
-        result_num (h, "first_stamp", &ok);
-    if (ok && measured > 1 && span > 0) {
-      gdouble fps = measured / (span / 1e9);
-
-      fps_sum += fps;
-      n_fps++;
-      row->fps_min = MIN (row->fps_min, fps);
-      cpu_sum += result_num (h, "cpu_ns", NULL) / measured / 1e3;
-      cpu_total_sum += result_num (h, "cpu_total_ns", NULL) /
-          MAX (result_num (h, "received", NULL), 1) / 1e3;
-      n_cpu++;
-    }
-    if (p && row->pushed > (guint64) opts.warmup && ok &&
-        measured < (gdouble) (row->pushed - opts.warmup))
-      row->missing += (row->pushed - opts.warmup) - (guint64) measured;
-  }
-  if (n_fps) {
-    row->fps = fps_sum / n_fps;
-    row->have_fps = TRUE;
-  }
-  if (n_cpu) {
-    row->consumer_cpu = cpu_sum / n_cpu;
-    row->consumer_cpu_total = cpu_total_sum / n_cpu;
-    row->have_ccpu = TRUE;
-  }
-
-  if (all->len) {
-    gint64 *v = (gint64 *) all->data;
-    gdouble sum = 0;
-
-    g_array_sort (all, bench_cmp_i64);
-    for (guint i = 0; i < all->len; i++)
-      sum += v[i];
-    row->n_samples = all->len;
-    row->p50 = bench_percentile (v, all->len, 0.50) / 1e3;
-    row->p99 = bench_percentile (v, all->len, 0.99) / 1e3;
-    row->mean = sum / all->len / 1e3;
-    row->max = v[all->len - 1] / 1e3;
-    row->have_latency = TRUE;
-  }
-  g_array_unref (all);
-
-  if (orch.dev && row->mem_max >= row->mem_base && row->mem_base > 0) {
-    row->gpu_mib = (row->mem_max - row->mem_base) / (1024.0 * 1024.0);
-    row->have_gpu = TRUE;
-  }
-  if (row->transport == TRANSPORT_CUDAIPC && p && row->dropped > 0)
-    row_add_reason (row, "the sink dropped %" G_GUINT64_FORMAT " frames",
-        row->dropped);
-  if (!row->failed && row->missing > 0)
-    row_add_reason (row, "%" G_GUINT64_FORMAT " measured frames did not "
-        "reach a consumer", row->missing);
-}
-
 static void
 row_run (Row * row)
 {
@@ -608,9 +511,11 @@ row_run (Row * row)
   guint sample_id = 0;
   gint64 t_start = bench_now_ns ();
 
-  row->dir = g_strdup_printf ("%s/%s-%dx%d-%u", orch.tmpdir,
-      bench_transport_name (row->transport), row->width, row->height,
-      row->n_consumers);
+  /* each row its own folder: socket and samples of one row only */
+  row->dir = g_strdup_printf ("%s/%s%s%s-%dx%d-%u-r%d", orch.tmpdir,
+      bench_transport_name (row->transport), row->ipc_mode ? "-" : "",
+      row->ipc_mode ? row->ipc_mode : "", row->width, row->height,
+      row->n_consumers, row->rate);
   g_mkdir_with_parents (row->dir, 0700);
   row->socket = g_strdup_printf ("%s/sock", row->dir);
   row->loop = g_main_loop_new (NULL, FALSE);
@@ -656,44 +561,93 @@ row_run (Row * row)
   row->wall_s = (bench_now_ns () - t_start) / 1e9;
   orch.current = NULL;
 
-  row_compute (row);
+  /* what they reported outlives them */
+  if (row->producer->result)
+    row->producer_result = g_hash_table_ref (row->producer->result);
+  for (guint i = 0; i < row->consumers->len; i++) {
+    Child *c = g_ptr_array_index (row->consumers, i);
+
+    g_ptr_array_add (row->consumer_results, c->result ?
+        g_hash_table_ref (c->result) : NULL);
+  }
+  bench_row_compute (row, orch.dev != NULL);
 
   child_free (row->producer);
   row->producer = NULL;
+  for (guint i = 0; i < row->consumers->len; i++)
+    child_free (g_ptr_array_index (row->consumers, i));
   g_ptr_array_set_size (row->consumers, 0);
   g_main_loop_unref (row->loop);
   row->loop = NULL;
 }
 
-static gboolean
-parse_resolution (const gchar * s, gint * w, gint * h)
+static void
+row_tidy (Row * row)
 {
-  if (g_ascii_strcasecmp (s, "1080p") == 0) {
-    *w = 1920;
-    *h = 1080;
-  } else if (g_ascii_strcasecmp (s, "4k") == 0 ||
-      g_ascii_strcasecmp (s, "2160p") == 0) {
-    *w = 3840;
-    *h = 2160;
-  } else if (g_ascii_strcasecmp (s, "720p") == 0) {
-    *w = 1280;
-    *h = 720;
-  } else if (sscanf (s, "%dx%d", w, h) != 2 || *w < 16 || *h < 16 ||
-      (*w & 1) || (*h & 1)) {
-    return FALSE;
+  if (opts.keep || row->dir == NULL)
+    return;
+  for (guint j = 0; j < row->n_consumers; j++) {
+    gchar *p = g_strdup_printf ("%s/samples-%u.bin", row->dir, j);
+
+    g_unlink (p);
+    g_free (p);
   }
-  return TRUE;
+  g_unlink (row->socket);
+  g_rmdir (row->dir);
+}
+
+/* The environment of the children: ours as it is for (a) and (b); for (c)
+ * without our plugin's folder, with a registry of its own. */
+static void
+make_environments (void)
+{
+  gchar **env = g_get_environ ();
+  gboolean changed;
+
+  orch.env_ours = g_strdupv (env);
+  orch.env_nvcodec = bench_env_without_plugin (env, &changed);
+  if (changed) {
+    /* its own registry, or every (c) process would rescan a shared one */
+    gchar *reg = g_build_filename (orch.tmpdir, "registry-nvcodec.bin", NULL);
+
+    orch.env_nvcodec = g_environ_setenv (orch.env_nvcodec,
+        "GST_REGISTRY_1_0", reg, TRUE);
+    g_free (reg);
+  }
+  g_strfreev (env);
+}
+
+static int
+write_results (GPtrArray * rows)
+{
+  GError *err = NULL;
+  gboolean ok;
+
+  if (opts.output == NULL)
+    return 0;
+  if (g_str_has_suffix (opts.output, ".tsv"))
+    ok = bench_report_tsv (opts.output, rows, &err);
+  else
+    ok = bench_report_json (opts.output, rows, &err);
+  if (!ok) {
+    g_printerr ("cannot write %s: %s\n", opts.output, err->message);
+    g_clear_error (&err);
+    return 1;
+  }
+  g_printerr ("results: %s\n", opts.output);
+  return 0;
 }
 
 int
 bench_run (void)
 {
-  gchar **transports, **resolutions, **counts;
-  GPtrArray *rows = g_ptr_array_new ();
+  GPtrArray *rows = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      bench_row_free);
   GError *err = NULL;
-  gboolean nvcodec_ok, changed, any_failed = FALSE;
+  gboolean nvcodec_ok;
   gchar *nvcodec_why = NULL;
-  gchar **env;
+  guint n_ok = 0, n_failed = 0, n_skipped = 0;
+  gint64 t_run = bench_now_ns ();
   int ret = 0;
 
   signal (SIGPIPE, SIG_IGN);
@@ -711,7 +665,8 @@ bench_run (void)
   if (bench_use_cuda ()) {
     if (orch.dev == NULL) {
       g_printerr ("--memory=cuda, but no CUDA device opens\n");
-      return 1;
+      ret = 1;
+      goto out;
     }
     g_printerr ("memory: cuda (%s)\n", bench_env.memory_reason);
   } else {
@@ -722,80 +677,40 @@ bench_run (void)
   g_printerr ("plugin: %s%s%s\n", opts.plugin, opts.label ? ", label: " : "",
       opts.label ? opts.label : "");
 
+  if (!bench_plan_rows (rows, nvcodec_ok, nvcodec_why)) {
+    ret = 2;
+    goto out;
+  }
+  bench_plan_estimate (rows);
+  if (opts.dry_run) {
+    for (guint i = 0; i < rows->len; i++) {
+      Row *row = g_ptr_array_index (rows, i);
+      gchar *label = bench_row_label (row);
+
+      gchar *pace = row->rate ? g_strdup_printf ("%d frames/s", row->rate) :
+          g_strdup ("flat out");
+
+      g_print ("[%u/%u] %s %dx%d, %u consumer(s), %s%s%s\n", i + 1,
+          rows->len, label, row->width, row->height, row->n_consumers, pace,
+          row->skipped ? ": " : "", row->skipped ? row->skip_reason : "");
+      g_free (label);
+      g_free (pace);
+    }
+    goto out;
+  }
+
   orch.tmpdir = g_dir_make_tmp ("cudaipc-bench-XXXXXX", &err);
   if (orch.tmpdir == NULL) {
     g_printerr ("%s\n", err->message);
     g_clear_error (&err);
-    return 1;
+    ret = 1;
+    goto out;
   }
-  env = g_get_environ ();
-  orch.env_ours = g_strdupv (env);
-  orch.env_nvcodec = bench_env_without_plugin (env, &changed);
-  if (changed) {
-    /* its own registry, or every (c) process would rescan a shared one */
-    gchar *reg = g_build_filename (orch.tmpdir, "registry-nvcodec.bin", NULL);
-
-    orch.env_nvcodec = g_environ_setenv (orch.env_nvcodec,
-        "GST_REGISTRY_1_0", reg, TRUE);
-    g_free (reg);
-  }
-  g_strfreev (env);
-
-  transports = g_strsplit (opts.transports ? opts.transports :
-      "cudaipc,shm,nvcodec", ",", -1);
-  resolutions = g_strsplit (opts.resolutions ? opts.resolutions : "1080p,4k",
-      ",", -1);
-  counts = g_strsplit (opts.consumers ? opts.consumers : "1,4", ",", -1);
-
-  for (guint ti = 0; transports[ti]; ti++) {
-    Transport t;
-
-    if (!bench_transport_from_name (g_strstrip (transports[ti]), &t)) {
-      g_printerr ("unknown transport '%s' (cudaipc, shm, nvcodec)\n",
-          transports[ti]);
-      ret = 2;
-      goto out;
-    }
-    if (t == TRANSPORT_NVCODEC && !nvcodec_ok)
-      g_print ("%s\n", nvcodec_why);
-    for (guint ri = 0; resolutions[ri]; ri++) {
-      gint w, h;
-
-      if (!parse_resolution (g_strstrip (resolutions[ri]), &w, &h)) {
-        g_printerr ("bad resolution '%s' (1080p, 4k or WxH, even)\n",
-            resolutions[ri]);
-        ret = 2;
-        goto out;
-      }
-      for (guint ci = 0; counts[ci]; ci++) {
-        Row *row = g_new0 (Row, 1);
-        gint64 n = g_ascii_strtoll (counts[ci], NULL, 10);
-
-        if (n < 1 || n > 64) {
-          g_printerr ("bad consumer count '%s' (1..64)\n", counts[ci]);
-          g_free (row);
-          ret = 2;
-          goto out;
-        }
-        row->transport = t;
-        row->width = w;
-        row->height = h;
-        row->n_consumers = (guint) n;
-        row->reasons = g_string_new (NULL);
-        row->consumers = g_ptr_array_new_with_free_func ((GDestroyNotify)
-            child_free);
-        row->consumer_results = g_ptr_array_new_with_free_func (result_free);
-        if (t == TRANSPORT_NVCODEC && !nvcodec_ok) {
-          row->skipped = TRUE;
-          row->skip_reason = g_strdup (nvcodec_why);
-        }
-        g_ptr_array_add (rows, row);
-      }
-    }
-  }
+  make_environments ();
 
   for (guint i = 0; i < rows->len; i++) {
     Row *row = g_ptr_array_index (rows, i);
+    gchar *label, *pace;
 
     if (orch.interrupted && !row->skipped) {
       row->skipped = TRUE;
@@ -803,80 +718,59 @@ bench_run (void)
     }
     if (row->skipped)
       continue;
-    g_printerr ("[%u/%u] %s %dx%d, %u consumer(s) ...", i + 1, rows->len,
-        bench_transport_name (row->transport), row->width, row->height,
-        row->n_consumers);
+    label = bench_row_label (row);
+    pace = row->rate ? g_strdup_printf ("%d frames/s", row->rate) :
+        g_strdup ("flat out");
+    g_printerr ("[%u/%u] %s %dx%d, %u consumer(s), %s ...", i + 1, rows->len,
+        label, row->width, row->height, row->n_consumers, pace);
+    g_free (label);
+    g_free (pace);
     if (opts.verbose)
       g_printerr ("\n");
     row_run (row);
     if (row->failed) {
-      any_failed = TRUE;
       g_printerr (" FAILED: %s\n", row->reasons->str);
     } else {
-      g_printerr (" %.1f frames/s per consumer, p50 %.1f us, p99 %.1f us "
-          "(%.1f s)\n", row->fps, row->p50, row->p99, row->wall_s);
+      g_printerr (" %.1f frames/s per consumer, delivered %.3f, p50 %.1f us, "
+          "p99 %.1f us (%.1f s)\n", row->fps, row->delivered, row->p50,
+          row->p99, row->wall_s);
     }
+    row_tidy (row);
   }
 
+  bench_rows_ratios (rows);
   bench_report_table (rows);
+  ret = write_results (rows);
 
-  if (opts.output) {
-    gboolean ok;
+  for (guint i = 0; i < rows->len; i++) {
+    Row *row = g_ptr_array_index (rows, i);
 
-    if (g_str_has_suffix (opts.output, ".tsv"))
-      ok = bench_report_tsv (opts.output, rows, &err);
+    if (row->skipped)
+      n_skipped++;
+    else if (row->failed)
+      n_failed++;
     else
-      ok = bench_report_json (opts.output, rows, &err);
-    if (!ok) {
-      g_printerr ("cannot write %s: %s\n", opts.output, err->message);
-      g_clear_error (&err);
-      ret = 1;
-    } else {
-      g_printerr ("results: %s\n", opts.output);
-    }
+      n_ok++;
   }
-  if (any_failed && ret == 0)
+  /* one line for scripts (tests/gpu/full-check.sh) */
+  g_printerr ("cudaipc-bench: rows: %u ok, %u failed, %u skipped, in %.1f s\n",
+      n_ok, n_failed, n_skipped, (bench_now_ns () - t_run) / 1e9);
+  if (n_failed && ret == 0)
     ret = 3;
   if (orch.interrupted)
     ret = 130;
 
 out:
-  for (guint i = 0; i < rows->len; i++) {
-    Row *row = g_ptr_array_index (rows, i);
-
-    if (!opts.keep && row->dir) {
-      for (guint j = 0; j < row->n_consumers; j++) {
-        gchar *p = g_strdup_printf ("%s/samples-%u.bin", row->dir, j);
-
-        g_unlink (p);
-        g_free (p);
-      }
-      g_unlink (row->socket);
-      g_rmdir (row->dir);
-    }
-    g_ptr_array_unref (row->consumers);
-    g_ptr_array_unref (row->consumer_results);
-    if (row->producer_result)
-      g_hash_table_unref (row->producer_result);
-    g_string_free (row->reasons, TRUE);
-    g_free (row->skip_reason);
-    g_free (row->dir);
-    g_free (row->socket);
-    g_free (row);
-  }
   g_ptr_array_unref (rows);
-  if (!opts.keep) {
+  if (orch.tmpdir && !opts.keep) {
     gchar *reg = g_build_filename (orch.tmpdir, "registry-nvcodec.bin", NULL);
 
     g_unlink (reg);
     g_free (reg);
     g_rmdir (orch.tmpdir);
-  } else {
+  } else if (orch.tmpdir) {
     g_printerr ("kept %s\n", orch.tmpdir);
   }
-  g_strfreev (transports);
-  g_strfreev (resolutions);
-  g_strfreev (counts);
   g_free (nvcodec_why);
   g_clear_pointer (&orch.tmpdir, g_free);
   g_clear_pointer (&orch.exe, g_free);

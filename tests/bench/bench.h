@@ -8,7 +8,11 @@
  *                     orchestrator's commands, the time limit
  *   bench-producer.c  the producer role
  *   bench-consumer.c  the consumer role
- *   bench-run.c       the orchestrator: rows, child processes, figures
+ *   bench-run.c       the orchestrator: child processes, one row at a time
+ *   bench-plan.c      the rows a run makes (transports, nvcodec ipc-modes,
+ *                     resolutions, consumer counts, rates) and its estimate
+ *   bench-figures.c   a row's figures from what its children reported, and
+ *                     the (a)/(b), (a)/(c) ratios
  *   bench-env.c       what this machine is and what can run on it
  *   bench-report.c    the Markdown table and the results file
  *   bench-gstcuda.c   the optional gstreamer-cuda-1.0 check of the frame
@@ -36,22 +40,31 @@ G_BEGIN_DECLS typedef enum
 #define BENCH_HDR_SIZE (BENCH_HDR_WORDS * sizeof (guint64))
 #define BENCH_FLAG_LAST 1
 
+/* (c): frame index and last-frame flag in a custom meta, which nvcodec's
+ * sink serializes with the frame (GStreamer >= 1.24) and its source
+ * restores where the consumer registered the same name */
+#define BENCH_META_NAME "CuIpcBenchFrame"
+
 #define BENCH_CUDA_CAPS "video/x-raw(memory:CUDAMemory)"
 #define BENCH_EXIT_TIMEOUT 124
+/* a role that reported its result but did not tear down in time */
+#define BENCH_EXIT_TEARDOWN 125
+#define BENCH_TEARDOWN_S 10
 
 typedef struct
 {
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
-  gboolean verbose, keep;
+  gchar *rates, *ipc_modes;
+  gboolean verbose, keep, dry_run;
   gint kill_after;
-  /* every role */
+  /* every role (rate: the row's; for run, --rates wins over it) */
   gchar *memory, *plugin, *stamp;
   gint frames, warmup, seconds, ring_size, shm_frames, timeout, consumer_device,
       rate;
   /* producer and consumer */
-  gchar *transport, *socket, *samples;
-  gint width, height, clients, index, idle, parent;
+  gchar *transport, *socket, *samples, *ipc_mode;
+  gint width, height, clients, index, idle, grace_ms, parent;
 } BenchOptions;
 
 extern BenchOptions opts;
@@ -68,23 +81,33 @@ extern BenchEnv bench_env;
 
 typedef struct _Child Child;
 
-/* One transport x resolution x consumer count. */
+/* One rate x transport (x nvcodec ipc-mode) x resolution x consumer
+ * count. */
 typedef struct
 {
   Transport transport;
+  const gchar *ipc_mode;        /* (c): "legacy" or "mmap"; else NULL */
   gint width, height;
   guint n_consumers;
+  gint rate;                    /* frames/s pushed; 0: flat out */
 
   /* outcome */
   gboolean skipped, failed;
   gchar *skip_reason;
-  GString *reasons;
+  GString *reasons;             /* why it failed */
+  GString *notes;               /* remarks that do not fail it */
   gdouble fps, fps_min, producer_fps, wall_s;
   gdouble p50, p99, mean, max;
   guint n_samples;
   gdouble producer_cpu, producer_cpu_total, consumer_cpu, consumer_cpu_total;
   gdouble gpu_mib;
+  /* measured frames a consumer got over those pushed: mean, smallest */
+  gdouble delivered, delivered_min;
+  /* (b), (c): (a)'s figure over this row's, same size, consumers, rate */
+  gdouble ratio_fps, ratio_p50;
   gboolean have_gpu, have_latency, have_fps, have_pcpu, have_ccpu;
+  gboolean have_delivered, have_ratio_fps, have_ratio_p50;
+  gboolean ids_counted;         /* a consumer had to count arrivals */
   guint64 pushed, published, dropped, missing;
   GHashTable *producer_result;  /* its "result" line: key -> value */
   GPtrArray *consumer_results;  /* GHashTable*, NULL for none */
@@ -106,6 +129,7 @@ gint64 bench_now_ns (void);
 gint64 bench_cpu_ns (void);
 const gchar *bench_transport_name (Transport t);
 const gchar *bench_transport_label (Transport t);
+gchar *bench_row_label (const Row * row);
 gboolean bench_transport_from_name (const gchar * name, Transport * t);
 gboolean bench_use_cuda (void);
 gboolean bench_stamp_at_sink (void);
@@ -124,6 +148,9 @@ GstElement *bench_make_ipc_element (Transport t, gboolean sink,
 GstBuffer *bench_make_frame (GstElement ** holder, GstCaps ** caps_out);
 gboolean bench_wait_command (GstElement * pipeline, const gchar * what,
     gint timeout_s);
+gchar *bench_poll_command (gboolean * closed);
+void bench_arm_teardown (void);
+const GstMetaInfo *bench_frame_meta_register (void);
 
 /* bench-producer.c, bench-consumer.c: exit codes */
 int bench_run_producer (Transport t);
@@ -137,6 +164,20 @@ void bench_env_clear (void);
 
 /* bench-run.c */
 int bench_run (void);
+
+/* bench-plan.c */
+gboolean bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
+    const gchar * nvcodec_why);
+void bench_plan_estimate (GPtrArray * rows);
+void bench_row_free (Row * row);
+/* *INDENT-OFF* */
+void bench_row_fail (Row * row, const gchar * format, ...) G_GNUC_PRINTF (2, 3);
+void bench_row_note (Row * row, const gchar * format, ...) G_GNUC_PRINTF (2, 3);
+/* *INDENT-ON* */
+
+/* bench-figures.c */
+void bench_row_compute (Row * row, gboolean have_gpu_base);
+void bench_rows_ratios (GPtrArray * rows);
 
 /* bench-report.c */
 void bench_report_table (GPtrArray * rows);

@@ -5,18 +5,21 @@
  * (docs/benchmarks.md says what is measured and how to read it).
  *
  *   cudaipc-bench run [--transports cudaipc,shm,nvcodec]
- *       [--resolutions 1080p,4k] [--consumers 1,4] [--frames N]
- *       [--warmup W] [--seconds S] [--ring-size R]
- *       [--memory auto|cuda|system] [--stamp sink|push] [--timeout S]
- *       [--output results.json|results.tsv] [--plugin PATH] [--verbose]
- *     The orchestrator. For every transport x resolution x consumer count
- *     it spawns one producer and N consumers: this binary again, by its
- *     own path (g_spawn, never fork() once CUDA is initialised). It prints
- *     a Markdown table on stdout and writes every number, with the
- *     environment, to --output. Every row has a deadline: children that
- *     overrun are killed and the row is reported as failed; a child that
- *     dies fails its row, and the run goes on with the next.
- *
+ *       [--nvcodec-ipc-modes legacy,mmap] [--resolutions 1080p,4k]
+ *       [--consumers 1,4] [--rates 0,1000] [--frames N] [--warmup W]
+ *       [--seconds S] [--ring-size R] [--memory auto|cuda|system]
+ *       [--stamp sink|push] [--timeout S] [--output results.json|.tsv]
+ *       [--plugin PATH] [--verbose] [--dry-run]
+ *     The orchestrator. For every rate x transport (x nvcodec ipc-mode)
+ *     x resolution x consumer count it spawns one producer and N
+ *     consumers: this binary again, by its own path (g_spawn, never fork()
+ *     once CUDA is initialised). It prints the number of rows and an
+ *     estimate of the time first, then a Markdown table on stdout, and
+ *     writes every number, with the environment, to --output. Every row
+ *     has a deadline: children that overrun are killed and the row is
+ *     reported as failed; a child that dies fails its row, and the run
+ *     goes on with the next.
+
  *   cudaipc-bench producer|consumer [options]
  *     The two roles the orchestrator spawns; not meant to be run by hand.
  *
@@ -28,8 +31,12 @@
  *                shm-size=<R frames> wait-for-connection=true sync=false  /
  *                shmsrc is-live=true ! <caps> ! cudaupload !
  *                video/x-raw(memory:CUDAMemory) ! fakesink sync=false
- *   nvcodec (c): GStreamer's own cudaipcsink/cudaipcsrc (nvcodec, >= 1.24,
- *                GstCudaIpcSink); skipped on older GStreamer.
+ *   nvcodec (c): GStreamer's own cudaipcsink ipc-mode=legacy|mmap
+ *                address=... sync=false  /  cudaipcsrc address=... !
+ *                fakesink sync=false (nvcodec, >= 1.24, GstCudaIpcSink), a
+ *                row per ipc-mode; skipped on older GStreamer. Its sink keeps
+ *                only the latest frame and never waits for a consumer, so
+ *                a consumer gets a fraction of the frames: "delivered".
  *   Both plugins register the feature names cudaipcsink and cudaipcsrc and
  *   a registry keeps one factory per name, so the IPC elements are made by
  *   GType: ours after loading our plugin from --plugin, nvcodec's after
@@ -53,24 +60,34 @@
  *   the sink receives it, so the appsrc queue is not counted. (a) carries
  *   the PTS (passthrough); (b) carries no timestamps, so the sink-pad probe
  *   writes stamp, frame index and flags into the first 24 bytes of the
- *   frame; (c) maps the producer's clock time into the consumer's running
- *   time, so the consumer adds its base time back (the producer runs with
- *   base time 0). Frames before --warmup are left out of latency and
- *   frames/s. Frames/s per consumer: measured frames over the time from
- *   the first measured frame's stamp to the last one's arrival. CPU per
- *   frame: getrusage (RUSAGE_SELF, user + system) of each process from its
- *   first measured frame to its last, over the measured frames (the whole
- *   process's total goes to the results file too). GPU memory: device
- *   0's used memory (cudaipc_device_mem_info) sampled before the producer
- *   starts and every 20 ms while the row runs; the largest difference.
- *
- * Between the processes (lines on stdout and the producer's stdin):
+ *   frame; (c) sends running time + base time + the sink's latency (0
+ *   here) and its source pushes that minus its own base time, so the
+ *   consumer adds its base time back (the producer runs with base time 0);
+ *   the frame index and last flag travel in a custom meta. Frames before
+ *   --warmup are left out of latency and frames/s. Frames/s per consumer:
+ *   measured frames received over the time from the first measured
+ *   frame's stamp to the last one's arrival. Delivered: measured frames a
+ *   consumer received over measured frames pushed (1.0 where the sink
+ *   waits for its consumers: (a), (b)). CPU per frame: getrusage
+ *   (RUSAGE_SELF, user + system) of each process from its first measured
+ *   frame to its last, over the measured frames (the whole process's
+ *   total goes to the results file too). GPU memory: device 0's used
+ *   memory (cudaipc_device_mem_info) sampled before the producer starts
+ *   and every 20 ms while the row runs; the largest difference.
+
+ * Between the processes (lines on stdout, and on each child's stdin):
  *   producer: "listening" once its sink listens; reads "go" (all consumers
  *   ready), pushes, prints "result k=v ...", and stays until "quit", so
- *   consumers never lose their producer before they are done.
- *   consumer: "ready" once PLAYING; "result k=v ..." at the end; its
- *   latency samples (gint64 ns) go to the --samples file.
- *
+ *   consumers never lose their producer before they report.
+ *   consumer: "ready" once PLAYING; reads "pushed N" (the orchestrator
+ *   passes it on from the producer's result); "result k=v ..." at the end:
+ *   the last frame, EOS, or, once the producer has finished pushing, no
+ *   frame for --grace-ms (what nvcodec's consumers end on without the last
+ *   frame); its latency samples (gint64 ns) go to the --samples file.
+ *   "quit" goes to the producer once every consumer has reported (or
+ *   gone), not once they have exited: nvcodec's consumer cannot stop
+ *   while its server still runs (bench-run.c, row_maybe_quit).
+
  * This file holds the options, main() and small helpers; bench.h says
  * which file does the rest.
  */
@@ -80,6 +97,7 @@
 
 #include <math.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include "bench.h"
@@ -91,6 +109,7 @@ BenchOptions opts = {
   .ring_size = 4,
   .timeout = 120,
   .idle = 5,
+  .grace_ms = 1000,
   .width = 1920,
   .height = 1080,
   .clients = 1,
@@ -99,6 +118,9 @@ BenchOptions opts = {
 static GOptionEntry entries[] = {
   {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
       "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+  {"nvcodec-ipc-modes", 0, 0, G_OPTION_ARG_STRING, &opts.ipc_modes,
+      "run: nvcodec cudaipcsink ipc-mode values, a row each "
+        "(default legacy,mmap)", "LIST"},
   {"resolutions", 0, 0, G_OPTION_ARG_STRING, &opts.resolutions,
       "run: 1080p, 4k or WxH (default 1080p,4k)", "LIST"},
   {"consumers", 0, 0, G_OPTION_ARG_STRING, &opts.consumers,
@@ -117,6 +139,9 @@ static GOptionEntry entries[] = {
   {"rate", 0, 0, G_OPTION_ARG_INT, &opts.rate,
         "frames/s the producer pushes at, 0: as fast as the path takes them "
         "(default 0)", "R"},
+  {"rates", 0, 0, G_OPTION_ARG_STRING, &opts.rates,
+        "run: rows for each of these rates, 0: flat out (default: --rate)",
+      "LIST"},
   {"consumer-device", 0, 0, G_OPTION_ARG_INT, &opts.consumer_device,
         "GPU of (a)'s consumers, cuipcsrc device-id (default 0); another "
         "than the ring's reads it through peer access", "N"},
@@ -136,6 +161,8 @@ static GOptionEntry entries[] = {
       "this project's plugin (default: the one built beside)", "PATH"},
   {"verbose", 'v', 0, G_OPTION_ARG_NONE, &opts.verbose,
       "run: show what the children say", NULL},
+  {"dry-run", 0, 0, G_OPTION_ARG_NONE, &opts.dry_run,
+      "run: list the rows and the estimate, run none", NULL},
   {"keep-temp", 0, 0, G_OPTION_ARG_NONE, &opts.keep,
       "run: keep the temporary folder (sockets, samples)", NULL},
   {"kill-consumer-after", 0, 0, G_OPTION_ARG_INT, &opts.kill_after,
@@ -155,8 +182,13 @@ static GOptionEntry entries[] = {
   {"samples", 0, 0, G_OPTION_ARG_FILENAME, &opts.samples,
       "consumer: file for latency samples", "FILE"},
   {"index", 0, 0, G_OPTION_ARG_INT, &opts.index, "consumer: its number", "I"},
+  {"ipc-mode", 0, 0, G_OPTION_ARG_STRING, &opts.ipc_mode,
+      "producer, nvcodec: its cudaipcsink ipc-mode", "MODE"},
   {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &opts.idle,
       "consumer: seconds without a frame that end it (default 5)", "S"},
+  {"grace-ms", 0, 0, G_OPTION_ARG_INT, &opts.grace_ms,
+      "consumer: once the producer has finished pushing, ms without a "
+        "frame that end it (default 1000)", "MS"},
   {"parent-pid", 0, 0, G_OPTION_ARG_INT, &opts.parent,
       "role: the orchestrator's pid", "PID"},
   {NULL}
@@ -202,6 +234,17 @@ bench_transport_label (Transport t)
     default:
       return "(c) nvcodec cudaipcsink";
   }
+}
+
+/* The transport's label, with the ipc-mode for (c): the row's name in
+ * the table and the results file. */
+gchar *
+bench_row_label (const Row * row)
+{
+  if (row->ipc_mode)
+    return g_strdup_printf ("%s ipc-mode=%s",
+        bench_transport_label (row->transport), row->ipc_mode);
+  return g_strdup (bench_transport_label (row->transport));
 }
 
 gboolean
@@ -287,10 +330,11 @@ main (int argc, char **argv)
   }
   if (opts.frames < 1 || opts.warmup < 0 || opts.ring_size < 2 ||
       opts.shm_frames < 0 || opts.timeout < 1 || opts.consumer_device < 0 ||
-      opts.rate < 0) {
+      opts.rate < 0 || opts.seconds < 0 || opts.idle < 1 || opts.grace_ms < 1) {
     g_printerr ("need --frames >= 1, --warmup >= 0, --ring-size >= 2, "
         "--shm-frames >= 0, --timeout >= 1, --consumer-device >= 0, "
-        "--rate >= 0\n");
+        "--rate >= 0, --seconds >= 0, --idle-timeout >= 1, "
+        "--grace-ms >= 1\n");
     return 2;
   }
 
@@ -315,6 +359,9 @@ main (int argc, char **argv)
       return 1;
     ret = g_str_equal (role, "producer") ? bench_run_producer (t) :
         bench_run_consumer (t);
+    /* the pipeline has stopped: its time limits are done with (a wrapper
+     * such as valgrind may take long over the rest) */
+    alarm (0);
   } else {
     g_printerr ("usage: %s run [options] (see --help)\n", argv[0]);
     return 2;

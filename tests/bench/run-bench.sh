@@ -3,16 +3,20 @@
 #
 # Builds the project (tests/build.sh, in $BUILD_DIR, default build) and runs
 # the transport benchmark (docs/benchmarks.md): this plugin's
-# cudaipcsink/cudaipcsrc, cudadownload ! shmsink / shmsrc ! cudaupload, and
-# nvcodec's cudaipcsink/cudaipcsrc where GStreamer >= 1.24 has them, at
-# 1080p and 4K NV12 with 1 and 4 consumers. Prints a Markdown table and
-# writes every number, with the environment, to the results file.
+# cuipcsink/cuipcsrc, cudadownload ! shmsink / shmsrc ! cudaupload, and
+# nvcodec's cudaipcsink/cudaipcsrc where GStreamer >= 1.24 has them (a row
+# per ipc-mode, legacy and mmap), at 1080p and 4K NV12 with 1 and 4
+# consumers. Prints the row count and an estimate of the time, then a
+# Markdown table (with the fraction of frames delivered, and (a)'s frames/s
+# and p50 over those of each (b) and (c) row), and writes every number,
+# with the environment, to the results file.
 #
 #   tests/bench/run-bench.sh [RESULTS.json|RESULTS.tsv] [cudaipc-bench options]
 #
 # The results file defaults to bench-results.json in the current folder.
 # Options after it go to `cudaipc-bench run`, e.g. --frames 1000,
-# --consumers 1, --transports cudaipc,shm, --memory system, --verbose.
+# --consumers 1, --transports cudaipc,shm, --rates 0,1000 (flat out and
+# paced, in one run), --nvcodec-ipc-modes mmap, --memory system, --verbose.
 #
 # Environment: BUILD_DIR (default build), CUDAIPC_NO_APT=1 (no apt-get:
 # the GPU host has no package registry), MESON_SETUP_ARGS, BENCH_TIMEOUT
