@@ -25,11 +25,12 @@ deadline_after_ms (guint ms)
 }
 
 /* Connects to @path, trying again every RETRY_INTERVAL_MS while nobody
- * listens there, until @deadline (0: forever). Returns 0, -ETIMEDOUT,
- * -ECANCELED or the connect error. */
+ * listens there or its backlog is full, until @deadline (0: forever).
+ * Returns 0, -ETIMEDOUT (@last_error: what the last try gave), -ECANCELED
+ * or the connect error. */
 static gint
 connect_producer (CudaIpcClient * client, const gchar * path,
-    gint64 deadline, int *fd_out)
+    gint64 deadline, int *fd_out, gint * last_error)
 {
   gboolean logged = FALSE;
 
@@ -43,6 +44,7 @@ connect_producer (CudaIpcClient * client, const gchar * path,
     /* no socket file yet, or a stale one, or a full backlog */
     if (ret != -ENOENT && ret != -ECONNREFUSED && ret != -EAGAIN)
       return ret;
+    *last_error = ret;
     if (!logged) {
       GST_INFO ("waiting for a producer on %s (%s)", path, g_strerror (-ret));
       logged = TRUE;
@@ -141,7 +143,7 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
     return FALSE;
   }
   if (ret == -ETIMEDOUT) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
         "The producer on %s sent no HELLO within %u ms", path, timeout);
     return FALSE;
   }
@@ -153,8 +155,7 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
     return FALSE;
   }
   if (msg->type == CUDAIPC_MSG_BYE) {
-    GST_INFO ("BYE reason: %s",
-        cudaipc_bye_reason_name (msg->u.bye.reason));
+    GST_INFO ("BYE reason: %s", cudaipc_bye_reason_name (msg->u.bye.reason));
     g_set_error (error, CUDAIPC_ERROR, refusal_code (msg->u.bye.reason),
         "The producer on %s refused this consumer: %s", path, msg->u.bye.text);
     return FALSE;
@@ -222,6 +223,9 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
       cudaipc_device_get_name (dev));
   client->backend = msg->u.hello.backend;
   client->dev = dev;
+  g_free (client->producer_name);
+  client->producer_name = g_strdup (msg->u.hello.name);
+  client->producer_pid = msg->u.hello.pid;
   g_atomic_int_set (&client->peer, peer ? 1 : 0);
   if (peer)
     GST_INFO ("the producer's GPU is another than device %d: its slots are "
@@ -261,13 +265,29 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
 
   deadline = deadline_after_ms (timeout_ms);
   for (;;) {
-    ret = connect_producer (client, path, deadline, &fd);
+    gint last_error = 0;
+
+    ret = connect_producer (client, path, deadline, &fd, &last_error);
     if (ret == -ECANCELED)
       return CUDAIPC_CLIENT_CANCELLED;
+    if (ret == -ETIMEDOUT && last_error == -EAGAIN) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
+          "The producer on %s accepted no connection in %u ms (its "
+          "backlog is full: is it stopped or hung?)", path, timeout_ms);
+      return CUDAIPC_CLIENT_ERROR;
+    }
     if (ret == -ETIMEDOUT) {
       GST_INFO ("nothing listens on %s; is the cuipcsink running?", path);
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
           "No producer on %s after %u ms", path, timeout_ms);
+      return CUDAIPC_CLIENT_ERROR;
+    }
+    if (ret == -ENAMETOOLONG) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "Cannot connect to %s: the name is %" G_GSIZE_FORMAT " bytes, and "
+          "a Unix socket's may have %" G_GSIZE_FORMAT ": choose a shorter "
+          "path, or an abstract name (@name), on both ends", path,
+          strlen (path), cudaipc_socket_max_name ());
       return CUDAIPC_CLIENT_ERROR;
     }
     if (ret < 0) {
@@ -298,7 +318,7 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
     conn = NULL;
     if (deadline > 0 && g_get_monotonic_time () >= deadline) {
       GST_INFO ("a producer accepted, then left before its HELLO");
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
           "No producer on %s after %u ms", path, timeout_ms);
       return CUDAIPC_CLIENT_ERROR;
     }
@@ -316,9 +336,10 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
   }
   cudaipc_msg_clear (&msg);
 
-  client->conn = conn;
   client->discont = TRUE;
   client->have_caps_in_use = FALSE;
+  client->have_ring = FALSE;
+  client->n_slots = 0;
   g_mutex_lock (&s->lock);
   s->conn = conn;
   s->serial++;
@@ -327,5 +348,12 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
   s->imports = 0;
   s->generation = 0;
   g_mutex_unlock (&s->lock);
+
+  /* from now on the background reader may read it too */
+  g_mutex_lock (&client->reader_lock);
+  client->conn = conn;
+  client->left_at = g_get_monotonic_time ();
+  g_cond_broadcast (&client->reader_cond);
+  g_mutex_unlock (&client->reader_lock);
   return CUDAIPC_CLIENT_OK;
 }

@@ -1,8 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Internal to the client (client.h has the contract): its state, shared by
- * client.c (life cycle, waiting, the release path, the receive loop) and
- * client-connect.c (connecting and the handshake).
+ *
+ *   client.c           life cycle, waiting, receive() and the background
+ *                      reader, disconnect()
+ *   client-connect.c   connecting and the handshake
+ *   client-messages.c  what each producer message means: the import and
+ *                      caps tables, frames and their release path, events
+ *
+ * client.c and client-connect.c call into client-messages.c, which calls
+ * neither.
+ *
+ * The right to read: the connection, the import and caps tables and the
+ * receive state below are used by one thread at a time, the one holding
+ * the right to read ("reading", under the reader lock): receive()'s caller,
+ * or the background reader while receive() has not been called for
+ * READER_DELAY. connect() runs while nobody reads (no connection);
+ * disconnect() takes the right first.
  */
 #pragma once
 
@@ -13,7 +27,7 @@
 
 G_BEGIN_DECLS
 
-GST_DEBUG_CATEGORY_EXTERN (cudaipc_client_debug);
+#include "debug.h"
 
 /* What the client and its frames' release callbacks share. The lock
  * serialises sends on the connection (the receiving thread and releases
@@ -31,6 +45,14 @@ typedef struct
   guint64 received, dropped, released;
   guint64 driver_calls;         /* made for frames: fence waits, context */
 } Session;
+
+/* What the background reader read and receive() has not handed out yet. */
+typedef struct
+{
+  CudaIpcClientStatus status;
+  CudaIpcClientItem item;
+  GError *error;
+} Pending;
 
 struct _CudaIpcClient
 {
@@ -59,7 +81,46 @@ struct _CudaIpcClient
   GHashTable *caps;             /* caps id -> CapsEntry */
   gboolean have_caps_in_use;
   guint32 caps_in_use;          /* caps id of the last frame handed out */
+  gchar *producer_name;         /* from its HELLO */
+  guint producer_pid;
+  guint64 slot_size;            /* of the current ring */
+
+  /* the background reader: the reader lock guards everything here */
+  GMutex reader_lock;
+  GCond reader_cond;            /* the right to read given back, an item
+                                 * queued, cancel(), quit */
+  gboolean reading;             /* a thread holds the right to read */
+  guint waiting;                /* threads waiting for the right: the
+                                 * background reader leaves it to them */
+  gboolean in_receive;          /* receive() is waiting for an item */
+  gint64 left_at;               /* monotonic: receive() last returned */
+  gboolean reader_quit;
+  GThread *reader;              /* started by the first receive() */
+  int reader_wake_fd;           /* eventfd: give back the right to read */
+  GQueue pending;               /* Pending*, oldest first */
 };
+
+/* client-messages.c: the session, the caps table */
+Session *cudaipc_session_new (void);
+void cudaipc_session_unref (Session * s);
+GHashTable *cudaipc_client_caps_table_new (void);
+
+/* client-messages.c: with the right to read. */
+/* Reads one message and acts on it. @deadline: -1, the connection is
+ * readable now; 0, wait as long as it takes (cancellable); else a
+ * monotonic time, after which OK with no item. OK with an item of type
+ * NONE: nothing to hand out. As receive() otherwise. */
+CudaIpcClientStatus cudaipc_client_read_one (CudaIpcClient * client,
+    gint64 deadline, CudaIpcClientItem * item, GError ** error);
+/* Closes the connection (BYE @reason, @text unless @text is NULL) and
+ * forgets the ring, the caps and the device. */
+void cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
+    const gchar * text);
+/* Gives @item's frame back at once (any thread), counted as dropped. */
+void cudaipc_client_drop_frame (CudaIpcClient * client,
+    CudaIpcClientItem * item);
+/* Frames of this connection not released: handed out and pending. */
+guint cudaipc_client_held (CudaIpcClient * client);
 
 /* client.c */
 /* Waits until @fd (-1: none) is readable, @deadline (monotonic µs, 0: none)

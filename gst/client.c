@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The client's life cycle, waiting, release path and receive loop
- * (client.h has the contract; client-connect.c connects).
+ * The client's life cycle, waiting, receive() and its background reader,
+ * disconnect() (client.h has the contract; client-connect.c connects,
+ * client-messages.c says what each message means).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -14,155 +15,32 @@
 #include <sys/eventfd.h>
 
 #include "client-private.h"
-#include "block.h"
-#include "descriptor.h"
 #include "error.h"
 #include "fdutil.h"
-#include "media.h"
 
-GST_DEBUG_CATEGORY (cudaipc_client_debug);
 #define GST_CAT_DEFAULT cudaipc_client_debug
 
-/* CAPS ids kept at once; older ones are forgotten first */
-#define MAX_CAPS_ENTRIES 16
-/* Longest wait for a producer's copy into a slot (microseconds): a copy
- * takes microseconds, so this only ends a wait that would never end. */
-#define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
-
-/* One frame's way back to the producer. */
-typedef struct
-{
-  Session *session;
-  guint64 serial;
-  guint32 generation;
-  guint32 slot;
-  guint64 seq;
-} FrameRelease;
-
-/* The producer's caps for one caps id, features removed. */
-typedef struct
-{
-  GstCaps *caps;
-  GstVideoInfo info;
-} CapsEntry;
-
-/* Session */
-
-static Session *
-session_new (void)
-{
-  Session *s = g_new0 (Session, 1);
-
-  s->refcount = 1;
-  g_mutex_init (&s->lock);
-  return s;
-}
-
-static Session *
-session_ref (Session * s)
-{
-  g_atomic_int_inc (&s->refcount);
-  return s;
-}
-
-static void
-session_unref (Session * s)
-{
-  if (!s || !g_atomic_int_dec_and_test (&s->refcount))
-    return;
-  /* the client closed the connection before dropping its reference */
-  g_warn_if_fail (s->conn == NULL);
-  cudaipc_conn_free (s->conn);
-  g_mutex_clear (&s->lock);
-  g_free (s);
-}
-
-/* With the session lock and a connection. */
-static gint
-session_send_release (Session * s, guint32 generation, guint32 slot,
-    guint64 seq)
-{
-  CudaIpcMsg msg;
-  gint ret;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
-  msg.u.release.generation = generation;
-  msg.u.release.slot = slot;
-  msg.u.release.seq = seq;
-  ret = cudaipc_conn_send (s->conn, &msg);
-  if (ret == 0)
-    s->released++;
-  return ret;
-}
-
-gint
-cudaipc_client_send_bye (CudaIpcConn * conn, CudaIpcByeReason reason,
-    const gchar * text)
-{
-  CudaIpcMsg msg;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  msg.u.bye.reason = reason;
-  msg.u.bye.text = text;
-  return cudaipc_conn_send (conn, &msg);
-}
-
-/* Called once, from whichever thread freed the frame's memory. */
-static void
-frame_release (gpointer data)
-{
-  FrameRelease *r = data;
-  Session *s = r->session;
-
-  g_mutex_lock (&s->lock);
-  /* a frame of a connection that is gone holds nothing at the producer */
-  if (s->conn != NULL && s->serial == r->serial) {
-    gint ret;
-
-    if (s->generation == r->generation)
-      s->held_mask &= ~(G_GUINT64_CONSTANT (1) << r->slot);
-    if (s->held > 0)
-      s->held--;
-    ret = session_send_release (s, r->generation, r->slot, r->seq);
-    if (ret < 0)
-      GST_DEBUG ("could not send RELEASE of slot %u: %s", r->slot,
-          g_strerror (-ret));
-  }
-  g_mutex_unlock (&s->lock);
-}
-
-static void
-frame_release_free (gpointer data)
-{
-  FrameRelease *r = data;
-
-  session_unref (r->session);
-  g_free (r);
-}
-
-static void
-caps_entry_free (gpointer data)
-{
-  CapsEntry *e = data;
-
-  gst_caps_unref (e->caps);
-  g_free (e);
-}
+/* How long receive() may stay away (its caller busy downstream) before the
+ * background reader reads for it: long enough that a pipeline that keeps
+ * up never hands a frame between threads, short enough that a slow one
+ * keeps releasing what it cannot take, and the producer never waits on
+ * it. */
+#define READER_DELAY_US (5 * G_TIME_SPAN_MILLISECOND)
+/* How long the background reader polls before it looks at its state. */
+#define READER_POLL_MS 100
+/* Most items queued by the background reader (frames are bounded by
+ * max-held; this bounds a flood of events). */
+#define MAX_PENDING 256
 
 /* Life cycle */
 
 CudaIpcClient *
 cudaipc_client_new (GError ** error)
 {
-  static gsize debug_once = 0;
   CudaIpcClient *client;
   int fd;
 
-  if (g_once_init_enter (&debug_once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_client_debug, "cudaipcclient", 0,
-        "cudaipc consumer protocol");
-    g_once_init_leave (&debug_once, 1);
-  }
+  cudaipc_debug_init ();
 
   fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (fd < 0) {
@@ -175,9 +53,22 @@ cudaipc_client_new (GError ** error)
 
   client = g_new0 (CudaIpcClient, 1);
   client->wake_fd = fd;
+  client->reader_wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (client->reader_wake_fd < 0) {
+    int e = errno;
+
+    cudaipc_close_fd (&client->wake_fd);
+    g_free (client);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Could not create a wake-up eventfd: %s", g_strerror (e));
+    return NULL;
+  }
   client->peer_access = TRUE;
-  client->session = session_new ();
-  client->caps = g_hash_table_new_full (NULL, NULL, NULL, caps_entry_free);
+  client->session = cudaipc_session_new ();
+  client->caps = cudaipc_client_caps_table_new ();
+  g_mutex_init (&client->reader_lock);
+  g_cond_init (&client->reader_cond);
+  g_queue_init (&client->pending);
   return client;
 }
 
@@ -187,9 +78,20 @@ cudaipc_client_free (CudaIpcClient * client)
   if (client == NULL)
     return;
   cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+  if (client->reader) {
+    g_mutex_lock (&client->reader_lock);
+    client->reader_quit = TRUE;
+    g_cond_broadcast (&client->reader_cond);
+    g_mutex_unlock (&client->reader_lock);
+    g_thread_join (client->reader);
+  }
+  cudaipc_close_fd (&client->reader_wake_fd);
   cudaipc_close_fd (&client->wake_fd);
-  session_unref (client->session);
+  cudaipc_session_unref (client->session);
   g_hash_table_unref (client->caps);
+  g_mutex_clear (&client->reader_lock);
+  g_cond_clear (&client->reader_cond);
+  g_free (client->producer_name);
   g_free (client->path);
   g_free (client);
 }
@@ -203,6 +105,10 @@ cudaipc_client_cancel (CudaIpcClient * client)
   g_atomic_int_set (&client->cancelled, 1);
   if (write (client->wake_fd, &one, sizeof (one)) < 0)
     GST_DEBUG ("eventfd write: %s", g_strerror (errno));
+  /* a receive() waiting for the reader to give back its right */
+  g_mutex_lock (&client->reader_lock);
+  g_cond_broadcast (&client->reader_cond);
+  g_mutex_unlock (&client->reader_lock);
 }
 
 void
@@ -218,10 +124,10 @@ cudaipc_client_uncancel (CudaIpcClient * client)
 }
 
 void
-cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held)
+cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held)
 {
   g_return_if_fail (client != NULL);
-  g_atomic_int_set (&client->max_held, (gint) MIN (max_held, G_MAXINT));
+  g_atomic_int_set (&client->max_held, MAX (max_held, CUDAIPC_MAX_HELD_AUTO));
 }
 
 void
@@ -356,483 +262,291 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
   return cudaipc_conn_recv (conn, msg);
 }
 
-/* Connection state */
+/* The right to read */
 
 static void
-drop_imports (CudaIpcClient * client)
+wake_reader (CudaIpcClient * client)
 {
-  /* frames still downstream keep their own references; they were waited
-   * for before they were handed out and need no fence any more */
-  for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++) {
-    g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
-    g_clear_pointer (&client->fences[i], cudaipc_fence_free);
-  }
-  client->have_ring = FALSE;
-  client->n_slots = 0;
+  guint64 one = 1;
+
+  if (write (client->reader_wake_fd, &one, sizeof (one)) < 0)
+    GST_DEBUG ("eventfd write: %s", g_strerror (errno));
 }
 
-/* Waits for the producer's copy into the slot of @f, with the device's
- * context current for the wait alone: pushed and popped on this thread,
- * so none of ours is left current on a streaming thread that a pool may
- * hand to other work (or that outlives the device). Adds the driver
- * calls made to @calls. */
+/* With the reader lock: waits until nobody reads (asking the background
+ * reader to give the right back), then takes it. FALSE where cancel()
+ * came first (only when @cancellable). */
 static gboolean
-wait_fence (CudaIpcClient * client, CudaIpcFence * fence, guint * calls,
-    GError ** error)
+take_right_locked (CudaIpcClient * client, gboolean cancellable)
 {
-  gboolean ok;
+  gboolean ok = TRUE;
 
-  (*calls)++;
-  if (!cudaipc_device_push (client->dev, error))
-    return FALSE;
-  ok = cudaipc_fence_wait_timeout (fence, FENCE_TIMEOUT_US, calls, error);
-  (*calls)++;
-  cudaipc_device_pop (client->dev);
+  client->waiting++;
+  while (client->reading) {
+    if (cancellable && g_atomic_int_get (&client->cancelled)) {
+      ok = FALSE;
+      break;
+    }
+    wake_reader (client);
+    g_cond_wait (&client->reader_cond, &client->reader_lock);
+  }
+  client->waiting--;
+  if (ok)
+    client->reading = TRUE;
   return ok;
 }
 
-void
-cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
-    const gchar * text)
+static void
+give_right_locked (CudaIpcClient * client)
 {
-  Session *s;
+  client->reading = FALSE;
+  g_cond_broadcast (&client->reader_cond);
+}
 
-  g_return_if_fail (client != NULL);
-  s = client->session;
-  g_mutex_lock (&s->lock);
-  if (s->conn != NULL) {
-    if (text != NULL) {
-      gint ret = cudaipc_client_send_bye (s->conn, reason, text);
+/* max-held in effect: the setting, half the producer's ring for
+ * CUDAIPC_MAX_HELD_AUTO, G_MAXUINT for no limit */
+static guint
+held_limit (CudaIpcClient * client)
+{
+  gint max_held = g_atomic_int_get (&client->max_held);
 
-      if (ret < 0)
-        GST_DEBUG ("could not send BYE: %s", g_strerror (-ret));
+  if (max_held > 0)
+    return (guint) max_held;
+  if (max_held == 0)
+    return G_MAXUINT;
+  return MAX (client->n_slots / 2, 1);
+}
+
+static void
+pending_free (gpointer data)
+{
+  Pending *p = data;
+
+  cudaipc_client_item_clear (&p->item);
+  g_clear_error (&p->error);
+  g_free (p);
+}
+
+/* With the reader lock, from the background reader: queues what it read.
+ * Over max-held, the oldest frame still queued goes first (the frames
+ * downstream cannot be taken back); with none queued, the new one. */
+static void
+queue_pending_locked (CudaIpcClient * client, CudaIpcClientStatus status,
+    CudaIpcClientItem * item, GError * error)
+{
+  Pending *p;
+
+  if (status == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+      cudaipc_client_held (client) > held_limit (client)) {
+    GList *l;
+
+    for (l = client->pending.head; l; l = l->next) {
+      Pending *old = l->data;
+
+      if (old->status == CUDAIPC_CLIENT_OK &&
+          old->item.type == CUDAIPC_CLIENT_ITEM_FRAME)
+        break;
     }
-    cudaipc_conn_free (s->conn);
-    s->conn = NULL;
-  }
-  s->held = 0;
-  s->held_mask = 0;
-  g_mutex_unlock (&s->lock);
-  client->conn = NULL;
-
-  drop_imports (client);
-  g_hash_table_remove_all (client->caps);
-  client->have_caps_in_use = FALSE;
-  client->events = FALSE;
-  g_atomic_int_set (&client->peer, 0);
-  /* imported blocks hold their own device references */
-  g_clear_pointer (&client->dev, cudaipc_device_unref);
-}
-
-/* The producer broke the protocol: tell it, drop it, fail. */
-/* *INDENT-OFF* */
-static CudaIpcClientStatus broken_producer (CudaIpcClient * client,
-    GError ** error, const gchar * format, ...) G_GNUC_PRINTF (3, 4);
-/* *INDENT-ON* */
-
-static CudaIpcClientStatus
-broken_producer (CudaIpcClient * client, GError ** error,
-    const gchar * format, ...)
-{
-  g_autofree gchar *text = NULL;
-  va_list args;
-
-  va_start (args, format);
-  text = g_strdup_vprintf (format, args);
-  va_end (args);
-
-  GST_WARNING ("producer on %s: %s", client->path, text);
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
-      "The producer on %s broke the protocol: %s", client->path, text);
-  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
-  return CUDAIPC_CLIENT_ERROR;
-}
-
-/* Ends the connection on our side with BYE(PROTOCOL) and @text (taken),
- * reported to the element as a connection that closed. */
-static CudaIpcClientStatus
-end_connection (CudaIpcClient * client, CudaIpcClientItem * item, gchar * text)
-{
-  GST_WARNING ("producer on %s: %s", client->path, text);
-  cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, text);
-  item->said_bye = FALSE;
-  item->bye_reason = CUDAIPC_BYE_PROTOCOL;
-  item->bye_text = text;
-  return CUDAIPC_CLIENT_CLOSED;
-}
-
-/* An interprocess event could not be opened or waited on: tell the
- * producer, close, and let the caller connect again without events. */
-static CudaIpcClientStatus
-events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
-    const gchar * why)
-{
-  gchar *text = g_strdup_printf ("interprocess CUDA events are unavailable "
-      "to this consumer (%s); it reconnects without them", why);
-
-  client->events_failed = TRUE;
-  return end_connection (client, item, text);
-}
-
-/* A frame whose copy never completed: the connection is given up (the
- * element reconnects or errors, as for a producer that left). */
-static CudaIpcClientStatus
-producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
-    guint slot, const gchar * why)
-{
-  gchar *text = g_strdup_printf ("the frame in slot %u was never completed "
-      "(%s)", slot, why);
-
-  return end_connection (client, item, text);
-}
-
-/* Caps */
-
-static CudaIpcClientStatus
-handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
-{
-  g_autoptr (GError) err = NULL;
-  CapsEntry *entry = g_new0 (CapsEntry, 1);
-
-  entry->caps = cudaipc_media_parse_caps (m->caps, &entry->info, &err);
-  if (entry->caps == NULL) {
-    g_free (entry);
-    return broken_producer (client, error, "CAPS %u are %s: \"%s\"",
-        m->caps_id, err->message, m->caps);
-  }
-
-  /* keep the table bounded: forget the oldest id not in use */
-  while (g_hash_table_size (client->caps) >= MAX_CAPS_ENTRIES &&
-      !g_hash_table_contains (client->caps, GUINT_TO_POINTER (m->caps_id))) {
-    GHashTableIter iter;
-    gpointer key;
-    guint32 oldest = G_MAXUINT32;
-    gboolean found = FALSE;
-
-    g_hash_table_iter_init (&iter, client->caps);
-    while (g_hash_table_iter_next (&iter, &key, NULL)) {
-      guint32 id = GPOINTER_TO_UINT (key);
-
-      if ((!client->have_caps_in_use || id != client->caps_in_use) &&
-          id <= oldest) {
-        oldest = id;
-        found = TRUE;
-      }
-    }
-    if (!found)
-      break;
-    g_hash_table_remove (client->caps, GUINT_TO_POINTER (oldest));
-  }
-
-  GST_DEBUG ("caps %u: %" GST_PTR_FORMAT, m->caps_id, entry->caps);
-  g_hash_table_replace (client->caps, GUINT_TO_POINTER (m->caps_id), entry);
-  /* redefined: no longer the caps of a frame handed out */
-  if (client->have_caps_in_use && client->caps_in_use == m->caps_id)
-    client->have_caps_in_use = FALSE;
-  return CUDAIPC_CLIENT_OK;
-}
-
-/* Ring and slots */
-
-static CudaIpcClientStatus
-handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m)
-{
-  Session *s = client->session;
-
-  GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes",
-      m->generation, m->n_slots, m->slot_size);
-  drop_imports (client);
-  client->have_ring = TRUE;
-  client->generation = m->generation;
-  client->n_slots = m->n_slots;
-
-  g_mutex_lock (&s->lock);
-  s->generation = m->generation;
-  s->held_mask = 0;
-  g_mutex_unlock (&s->lock);
-  return CUDAIPC_CLIENT_OK;
-}
-
-static CudaIpcClientStatus
-handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
-    CudaIpcClientItem * item, GError ** error)
-{
-  const CudaIpcSlotMsg *m = &msg->u.slot;
-  g_autoptr (GError) err = NULL;
-  CudaIpcDescriptor *desc;
-  CudaIpcBlock *block;
-  guint n_fds;
-
-  if (!client->have_ring)
-    return broken_producer (client, error, "SLOT %u came before any RING",
-        m->index);
-  if (m->generation != client->generation)
-    return broken_producer (client, error, "SLOT %u names ring generation "
-        "%u, the current one is %u", m->index, m->generation,
-        client->generation);
-  if (m->index >= client->n_slots)
-    return broken_producer (client, error, "SLOT %u is beyond the ring's %u "
-        "slots", m->index, client->n_slots);
-  if (client->slots[m->index] != NULL)
-    return broken_producer (client, error, "SLOT %u was announced twice",
-        m->index);
-
-  /* the descriptor takes the fds, whatever its verdict */
-  n_fds = msg->n_fds;
-  msg->n_fds = 0;
-  desc = cudaipc_descriptor_new_from_fds (client->dev, msg->fds,
-      m->alloc_sizes, n_fds, m->size, &err);
-  if (desc == NULL)
-    return broken_producer (client, error, "the descriptor of slot %u failed "
-        "its checks: %s", m->index, err->message);
-
-  block = cudaipc_block_import (client->dev, desc, &err);
-  cudaipc_descriptor_free (desc);
-  if (block == NULL) {
-    g_autofree gchar *text = g_strdup_printf ("this consumer could not "
-        "import slot %u: %s", m->index, err->message);
-
-    g_set_error (error, CUDAIPC_ERROR, err->code,
-        "Could not import slot %u of the producer on %s: %s", m->index,
-        client->path, err->message);
-    cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL, text);
-    return CUDAIPC_CLIENT_ERROR;
-  }
-
-  client->slots[m->index] = cudaipc_shared_block_new (block);
-  g_mutex_lock (&client->session->lock);
-  client->session->imports++;
-  g_mutex_unlock (&client->session->lock);
-  GST_DEBUG ("imported slot %u: %" G_GUINT64_FORMAT " bytes in %u "
-      "allocations", m->index, m->size, n_fds);
-
-  /* without HAS_EVENT (or events) the producer synchronises on the host */
-  if ((m->flags & CUDAIPC_SLOT_HAS_EVENT) && client->events) {
-    client->fences[m->index] = cudaipc_fence_open (client->dev,
-        m->event_handle, &err);
-    if (client->fences[m->index] == NULL)
-      return events_unavailable (client, item, err->message);
-    GST_DEBUG ("opened the interprocess event of slot %u", m->index);
-  } else if (m->flags & CUDAIPC_SLOT_HAS_EVENT) {
-    GST_DEBUG ("slot %u has an event this consumer did not ask for", m->index);
-  }
-  return CUDAIPC_CLIENT_OK;
-}
-
-/* Frames */
-
-static CudaIpcClientStatus
-handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
-    CudaIpcClientItem * item, GError ** error)
-{
-  g_autoptr (GError) err = NULL;
-  Session *s = client->session;
-  CapsEntry *entry;
-  CudaIpcSharedBlock *sb;
-  FrameRelease *rel;
-  GstMemory *mem;
-  guint64 block_size, bit;
-  guint max_held;
-
-  g_mutex_lock (&s->lock);
-  s->received++;
-  g_mutex_unlock (&s->lock);
-
-  if (!client->have_ring)
-    return broken_producer (client, error, "a FRAME came before any RING");
-  if (f->generation != client->generation)
-    return broken_producer (client, error, "a FRAME names ring generation "
-        "%u, the current one is %u", f->generation, client->generation);
-  if (f->slot >= client->n_slots || (sb = client->slots[f->slot]) == NULL)
-    return broken_producer (client, error, "a FRAME names slot %u, which no "
-        "SLOT announced", f->slot);
-  entry = g_hash_table_lookup (client->caps, GUINT_TO_POINTER (f->caps_id));
-  if (entry == NULL)
-    return broken_producer (client, error, "a FRAME names caps id %u, which "
-        "no CAPS announced", f->caps_id);
-  block_size = cudaipc_block_get_size (cudaipc_shared_block_get_block (sb));
-  if (f->size > block_size)
-    return broken_producer (client, error, "a FRAME of %" G_GUINT64_FORMAT
-        " bytes does not fit slot %u of %" G_GUINT64_FORMAT " bytes", f->size,
-        f->slot, block_size);
-  if (!cudaipc_media_check_layout (f, &entry->info, &err))
-    return broken_producer (client, error, "%s", err->message);
-
-  max_held = (guint) g_atomic_int_get (&client->max_held);
-  bit = G_GUINT64_CONSTANT (1) << f->slot;
-  g_mutex_lock (&s->lock);
-  if (s->held_mask & bit) {
-    g_mutex_unlock (&s->lock);
-    return broken_producer (client, error, "slot %u was published again "
-        "while this consumer still holds it", f->slot);
-  }
-  if (f->size == 0 || (max_held > 0 && s->held >= max_held)) {
-    /* give it back at once: an empty frame, or one too many held */
-    gint r = session_send_release (s, f->generation, f->slot, f->seq);
-
-    if (f->size > 0)
-      s->dropped++;
-    g_mutex_unlock (&s->lock);
-    if (r < 0)
-      GST_DEBUG ("could not send RELEASE: %s", g_strerror (-r));
-    GST_LOG ("%s frame %" G_GUINT64_FORMAT " in slot %u",
-        f->size ? "dropped" : "skipped empty", f->seq, f->slot);
-    if (f->size > 0)
+    if (l == NULL) {
+      cudaipc_client_drop_frame (client, item);
       client->discont = TRUE;
-    return CUDAIPC_CLIENT_OK;
-  }
-  s->held++;
-  s->held_mask |= bit;
-  rel = g_new0 (FrameRelease, 1);
-  rel->session = session_ref (s);
-  rel->serial = s->serial;
-  g_mutex_unlock (&s->lock);
-  rel->generation = f->generation;
-  rel->slot = f->slot;
-  rel->seq = f->seq;
-
-  mem = cudaipc_memory_new (sb, 0, f->size, frame_release, rel,
-      frame_release_free, &err);
-  if (mem == NULL) {
-    frame_release (rel);
-    frame_release_free (rel);
-    g_set_error (error, CUDAIPC_ERROR, err->code,
-        "Could not wrap a frame of the producer on %s: %s", client->path,
-        err->message);
-    cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL,
-        "this consumer could not wrap a frame");
-    return CUDAIPC_CLIENT_ERROR;
-  }
-
-  /* the producer's copy into the slot may still be in flight */
-  if (client->fences[f->slot] != NULL) {
-    guint calls = 0;
-    gboolean ok;
-
-    ok = wait_fence (client, client->fences[f->slot], &calls, &err);
-    g_mutex_lock (&s->lock);
-    s->driver_calls += calls;
-    g_mutex_unlock (&s->lock);
-    if (!ok && g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
-      /* the producer died with the copy queued, or its GPU hangs: this
-       * frame is lost, the connection too */
-      gst_memory_unref (mem);
-      return producer_stalled (client, item, f->slot, err->message);
+      return;
     }
-    if (!ok) {
-      /* sends RELEASE while the connection is still there */
-      gst_memory_unref (mem);
-      return events_unavailable (client, item, err->message);
-    }
+    cudaipc_client_drop_frame (client, &((Pending *) l->data)->item);
+    pending_free (l->data);
+    g_queue_delete_link (&client->pending, l);
+    /* the frame after a dropped one starts anew */
+    item->frame.discont = TRUE;
   }
-
-  /* from here, unreffing the memory releases the slot */
-  item->type = CUDAIPC_CLIENT_ITEM_FRAME;
-  item->frame.msg = *f;
-  item->frame.memory = mem;
-  item->frame.block = sb;
-  item->frame.caps = gst_caps_ref (entry->caps);
-  item->frame.info = entry->info;
-  item->frame.discont = client->discont;
-  client->discont = FALSE;
-  client->have_caps_in_use = TRUE;
-  client->caps_in_use = f->caps_id;
-  return CUDAIPC_CLIENT_OK;
+  p = g_new0 (Pending, 1);
+  p->status = status;
+  p->item = *item;
+  p->error = error;
+  memset (item, 0, sizeof (*item));
+  g_queue_push_tail (&client->pending, p);
 }
 
-/* Events */
-
-static CudaIpcClientStatus
-handle_event (const CudaIpcEventMsg * m, CudaIpcClientItem * item)
+/* Whether the background reader may read now; @wait_until: till when to
+ * sleep otherwise (0: until woken). */
+static gboolean
+reader_may_read_locked (CudaIpcClient * client, gint64 * wait_until)
 {
-  g_autoptr (GError) err = NULL;
+  Pending *last = g_queue_peek_tail (&client->pending);
 
-  GST_DEBUG ("event %s: %s", gst_event_type_get_name (m->event_type),
-      m->structure);
-  item->event = cudaipc_media_parse_event (m, &err);
-  if (item->event == NULL) {
-    /* not worth ending the stream for */
-    GST_WARNING ("ignoring %s", err->message);
-    return CUDAIPC_CLIENT_OK;
+  *wait_until = 0;
+  if (client->reading || client->waiting > 0 || client->in_receive ||
+      client->conn == NULL ||
+      g_queue_get_length (&client->pending) >= MAX_PENDING ||
+      (last && last->status != CUDAIPC_CLIENT_OK))
+    return FALSE;
+  if (g_get_monotonic_time () < client->left_at + READER_DELAY_US) {
+    *wait_until = client->left_at + READER_DELAY_US;
+    return FALSE;
   }
-  item->type = CUDAIPC_CLIENT_ITEM_EVENT;
-  item->running_time = m->running_time;
-  return CUDAIPC_CLIENT_OK;
+  return TRUE;
 }
 
-/* Receiving */
-
-static CudaIpcClientStatus
-handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
-    CudaIpcClientItem * item, GError ** error)
+/* The background reader: reads for receive()'s caller while that is busy
+ * downstream, so that frames beyond max-held go back to the producer at
+ * once instead of waiting in the socket (where the producer counts them
+ * held). */
+static gpointer
+reader_thread (gpointer data)
 {
-  switch (msg->type) {
-    case CUDAIPC_MSG_RING:
-      return handle_ring (client, &msg->u.ring);
-    case CUDAIPC_MSG_SLOT:
-      return handle_slot (client, msg, item, error);
-    case CUDAIPC_MSG_CAPS:
-      return handle_caps (client, &msg->u.caps, error);
-    case CUDAIPC_MSG_FRAME:
-      return handle_frame (client, &msg->u.frame, item, error);
-    case CUDAIPC_MSG_EVENT:
-      return handle_event (&msg->u.event, item);
-    case CUDAIPC_MSG_BYE:
-      item->said_bye = TRUE;
-      item->bye_reason = msg->u.bye.reason;
-      item->bye_text = g_strdup (msg->u.bye.text);
-      cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
-      return CUDAIPC_CLIENT_CLOSED;
-    default:
-      return broken_producer (client, error, "unexpected %s message",
-          cudaipc_msg_type_name (msg->type));
+  CudaIpcClient *client = data;
+
+  g_mutex_lock (&client->reader_lock);
+  while (!client->reader_quit) {
+    struct pollfd pfd[2];
+    CudaIpcClientItem item;
+    CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
+    GError *error = NULL;
+    gint64 wait_until;
+    guint64 value;
+    int n;
+
+    if (!reader_may_read_locked (client, &wait_until)) {
+      if (wait_until > 0)
+        g_cond_wait_until (&client->reader_cond, &client->reader_lock,
+            wait_until);
+      else
+        g_cond_wait (&client->reader_cond, &client->reader_lock);
+      continue;
+    }
+    client->reading = TRUE;
+    pfd[0].fd = client->reader_wake_fd;
+    pfd[0].events = POLLIN;
+    pfd[1].fd = cudaipc_conn_get_fd (client->conn);
+    pfd[1].events = POLLIN;
+    g_mutex_unlock (&client->reader_lock);
+
+    memset (&item, 0, sizeof (item));
+    do {
+      n = poll (pfd, 2, READER_POLL_MS);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0 && (pfd[0].revents & POLLIN)) {
+      /* receive() wants the right back */
+      while (read (client->reader_wake_fd, &value, sizeof (value)) > 0) {
+      }
+    } else if (n > 0 && pfd[1].revents) {
+      st = cudaipc_client_read_one (client, -1, &item, &error);
+    }
+
+    g_mutex_lock (&client->reader_lock);
+    if (st != CUDAIPC_CLIENT_OK || item.type != CUDAIPC_CLIENT_ITEM_NONE)
+      queue_pending_locked (client, st, &item, error);
+    give_right_locked (client);
   }
+  g_mutex_unlock (&client->reader_lock);
+  return NULL;
 }
 
 CudaIpcClientStatus
 cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
     GError ** error)
 {
+  CudaIpcClientStatus st = CUDAIPC_CLIENT_ERROR;
+
   g_return_val_if_fail (client != NULL && item != NULL, CUDAIPC_CLIENT_ERROR);
   memset (item, 0, sizeof (*item));
-  g_return_val_if_fail (client->conn != NULL, CUDAIPC_CLIENT_ERROR);
 
+  g_mutex_lock (&client->reader_lock);
+  client->in_receive = TRUE;
   for (;;) {
-    CudaIpcClientStatus ret;
-    CudaIpcMsg msg;
-    gint err;
+    Pending *p = g_queue_pop_head (&client->pending);
 
-    err = cudaipc_client_recv_msg (client, client->conn, &msg, 0);
-    if (err == -ECANCELED)
-      return CUDAIPC_CLIENT_CANCELLED;
-    if (err == -EPIPE) {
-      cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
-      return CUDAIPC_CLIENT_CLOSED;
+    if (p != NULL) {
+      st = p->status;
+      *item = p->item;
+      memset (&p->item, 0, sizeof (p->item));
+      if (p->error)
+        g_propagate_error (error, g_steal_pointer (&p->error));
+      pending_free (p);
+      break;
     }
-    if (err < 0 && cudaipc_msg_error_is_peers (err)) {
-      const gchar *type = cudaipc_msg_type_name (msg.type);
-
-      cudaipc_msg_clear (&msg);
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
-          "The producer on %s sent a bad %s message: %s", client->path, type,
-          g_strerror (-err));
-      cudaipc_client_disconnect (client, CUDAIPC_BYE_PROTOCOL, "bad message");
-      return CUDAIPC_CLIENT_ERROR;
+    if (g_atomic_int_get (&client->cancelled)) {
+      st = CUDAIPC_CLIENT_CANCELLED;
+      break;
     }
-    if (err < 0) {
-      /* this side's failure (memory, fds, the socket itself) */
-      cudaipc_msg_clear (&msg);
+    if (!take_right_locked (client, TRUE))
+      continue;
+    if (client->conn == NULL) {
+      give_right_locked (client);
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
-          "Could not read from the producer on %s: %s", client->path,
-          g_strerror (-err));
-      cudaipc_client_disconnect (client, CUDAIPC_BYE_LOCAL,
-          "this consumer could not read its socket");
-      return CUDAIPC_CLIENT_ERROR;
+          "Not connected to a producer");
+      st = CUDAIPC_CLIENT_ERROR;
+      break;
+    }
+    g_mutex_unlock (&client->reader_lock);
+
+    st = cudaipc_client_read_one (client, 0, item, error);
+    if (st == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+        cudaipc_client_held (client) > held_limit (client)) {
+      /* downstream holds max-held frames already: this one goes back */
+      cudaipc_client_drop_frame (client, item);
+      client->discont = TRUE;
     }
 
-    ret = handle_message (client, &msg, item, error);
-    cudaipc_msg_clear (&msg);
-    if (ret != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
-      return ret;
+    g_mutex_lock (&client->reader_lock);
+    give_right_locked (client);
+    if (st != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
+      break;
   }
+  client->in_receive = FALSE;
+  client->left_at = g_get_monotonic_time ();
+  if (client->reader == NULL && st == CUDAIPC_CLIENT_OK)
+    client->reader = g_thread_new ("cudaipc-reader", reader_thread, client);
+  g_cond_broadcast (&client->reader_cond);
+  g_mutex_unlock (&client->reader_lock);
+  return st;
+}
+
+void
+cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
+    const gchar * text)
+{
+  g_return_if_fail (client != NULL);
+
+  g_mutex_lock (&client->reader_lock);
+  take_right_locked (client, FALSE);
+  g_mutex_unlock (&client->reader_lock);
+
+  cudaipc_client_close (client, reason, text);
+
+  g_mutex_lock (&client->reader_lock);
+  /* what was read and not handed out: the releases send nothing now */
+  g_queue_clear_full (&client->pending, pending_free);
+  give_right_locked (client);
+  g_mutex_unlock (&client->reader_lock);
+}
+
+gboolean
+cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
+{
+  g_return_val_if_fail (client != NULL && info != NULL, FALSE);
+
+  memset (info, 0, sizeof (*info));
+  /* the reader changes the ring: read it with the right to read */
+  g_mutex_lock (&client->reader_lock);
+  take_right_locked (client, FALSE);
+  g_mutex_unlock (&client->reader_lock);
+  if (client->conn == NULL) {
+    g_mutex_lock (&client->reader_lock);
+    give_right_locked (client);
+    g_mutex_unlock (&client->reader_lock);
+    return FALSE;
+  }
+  info->producer_name = client->producer_name;
+  info->producer_pid = client->producer_pid;
+  info->backend = client->backend;
+  info->n_slots = client->n_slots;
+  info->slot_size = client->slot_size;
+  info->generation = client->generation;
+  info->events = client->events;
+  info->peer = g_atomic_int_get (&client->peer) != 0;
+  info->max_held = held_limit (client);
+  g_mutex_lock (&client->reader_lock);
+  give_right_locked (client);
+  g_mutex_unlock (&client->reader_lock);
+  return TRUE;
 }

@@ -132,6 +132,21 @@ typedef struct
                                  * through peer access */
 } CudaIpcClientStats;
 
+/* What the consumer knows of the connection, for messages. */
+typedef struct
+{
+  const gchar *producer_name;   /* from its HELLO (borrowed, until the next
+                                 * connect() or disconnect()) */
+  guint producer_pid;
+  CudaIpcBackend backend;
+  guint n_slots;                /* the current ring's; 0 before RING */
+  guint64 slot_size;
+  guint32 generation;
+  gboolean events;              /* frames are ordered by interprocess events */
+  gboolean peer;                /* read through peer access */
+  guint max_held;               /* max-held in effect */
+} CudaIpcClientInfo;
+
 /* Fails (CUDAIPC_ERROR_IO) only when the wake-up fd cannot be made. */
 CudaIpcClient *cudaipc_client_new (GError ** error);
 /* Disconnects (without BYE) if still connected. */
@@ -171,10 +186,18 @@ void cudaipc_client_disconnect (CudaIpcClient * client,
 void cudaipc_client_set_peer_access (CudaIpcClient * client,
     gboolean allow);
 
-/* Most frames held at once (0: no limit); read for each FRAME. */
-void cudaipc_client_set_max_held (CudaIpcClient * client, guint max_held);
+/* Most frames held at once, handed out or read and waiting to be: 0 (the
+ * default) no limit, CUDAIPC_MAX_HELD_AUTO half the producer's ring (at
+ * least 1). A frame beyond it goes back to the producer at once, counted
+ * as dropped: the oldest of those read and not handed out yet, else the
+ * one that arrives. Read for each FRAME. */
+#define CUDAIPC_MAX_HELD_AUTO (-1)
+void cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held);
 void cudaipc_client_get_stats (CudaIpcClient * client,
     CudaIpcClientStats * stats);
+/* FALSE and all zero while not connected; the owning thread. */
+gboolean cudaipc_client_get_info (CudaIpcClient * client,
+    CudaIpcClientInfo * info);
 /* Zeroes received, dropped, released and driver_calls. */
 void cudaipc_client_reset_stats (CudaIpcClient * client);
 

@@ -363,7 +363,8 @@ new_socket (int extra_flags)
 
 /* After bind() said EADDRINUSE on a path: is someone listening there?
  * Returns -EADDRINUSE (yes, or cannot tell), 0 (a stale socket file,
- * removed: try again) or -EEXIST (not a socket: left alone). */
+ * removed: try again), -EEXIST (not a socket: left alone) or -ELOOP (a
+ * symbolic link to nothing: left alone). */
 static gint
 probe_existing (const struct sockaddr_un *addr, socklen_t addr_len)
 {
@@ -381,8 +382,13 @@ probe_existing (const struct sockaddr_un *addr, socklen_t addr_len)
     return -EADDRINUSE;
   err = errno;
 
-  if (err == ENOENT)
-    return 0;                   /* removed meanwhile */
+  if (err == ENOENT) {
+    /* removed meanwhile, or a link that points nowhere (bind() does not
+     * follow it, connect() does) */
+    if (lstat (addr->sun_path, &st) == 0 && S_ISLNK (st.st_mode))
+      return -ELOOP;
+    return 0;
+  }
   if (err != ECONNREFUSED)
     return -EADDRINUSE;
 
@@ -452,6 +458,14 @@ cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out)
   return 0;
 }
 
+gsize
+cudaipc_socket_max_name (void)
+{
+  struct sockaddr_un addr;
+
+  return sizeof (addr.sun_path) - 1;
+}
+
 void
 cudaipc_socket_unlink (const gchar * name)
 {
@@ -474,7 +488,10 @@ cudaipc_socket_connect (const gchar * name, int *fd_out)
   if (ret < 0)
     return ret;
 
-  fd = new_socket (0);
+  /* non-blocking: a listener whose backlog is full (a stopped producer,
+   * or one that never accepts) answers EAGAIN at once instead of keeping
+   * us in connect() past every deadline */
+  fd = new_socket (SOCK_NONBLOCK);
   if (fd < 0)
     return -errno;
 
@@ -483,9 +500,10 @@ cudaipc_socket_connect (const gchar * name, int *fd_out)
     int err = 0;
     socklen_t err_len = sizeof (err);
 
-    if (errno != EINTR)
+    if (errno != EINTR && errno != EINPROGRESS)
       return -errno;
-    /* an interrupted connect goes on by itself: wait for its outcome */
+    /* an interrupted connect goes on by itself (a Unix socket's completes
+     * at once): wait for its outcome */
     while (poll (&pfd, 1, -1) < 0) {
       if (errno != EINTR)
         return -errno;
@@ -495,6 +513,9 @@ cudaipc_socket_connect (const gchar * name, int *fd_out)
     if (err != 0)
       return -err;
   }
+  /* connected: the connection's own calls wait with poll() where needed */
+  if (fcntl (fd, F_SETFL, fcntl (fd, F_GETFL) & ~O_NONBLOCK) < 0)
+    return -errno;
 
   *fd_out = cudaipc_steal_fd (&fd);
   return 0;

@@ -49,11 +49,19 @@ gint cudaipc_conn_get_peer_cred (const CudaIpcConn * conn, pid_t * pid,
     uid_t * uid, gid_t * gid);
 
 /* Listens on @name. A socket file left by a dead server is replaced; a
- * live server on the same name gives -EADDRINUSE. The file (not for
- * abstract names) gets permissions @mode. */
+ * live server on the same name gives -EADDRINUSE, a file that is not a
+ * socket -EEXIST, a symbolic link to nothing -ELOOP, a name longer than a
+ * socket address holds -ENAMETOOLONG. The file (not for abstract names)
+ * gets permissions @mode. */
 gint cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out);
+/* The longest socket name, in bytes (107 on Linux: sun_path without its
+ * NUL; an abstract name "@x" has as many). */
+gsize cudaipc_socket_max_name (void);
 /* Removes the socket file of @name (nothing for abstract names). */
 void cudaipc_socket_unlink (const gchar * name);
+/* Connects to @name without ever blocking on the listener: -EAGAIN where
+ * its backlog is full, -ENOENT or -ECONNREFUSED where nobody listens. The
+ * connected socket is blocking. */
 gint cudaipc_socket_connect (const gchar * name, int *fd_out);
 gint cudaipc_socket_accept (int listen_fd, int *fd_out);
 gint cudaipc_socket_pair (int fds[2]);

@@ -14,8 +14,8 @@
 #include "fence.h"
 #include "gstcuda.h"
 #include "memory.h"
+#include "debug.h"
 
-GST_DEBUG_CATEGORY_STATIC (cudaipc_copier_debug);
 #define GST_CAT_DEFAULT cudaipc_copier_debug
 
 /* GstCudaMemory's allocator type (gstcudamemory.h, the same in nvcodec
@@ -195,16 +195,11 @@ close_stream (CudaIpcCopier * c)
 CudaIpcCopier *
 cudaipc_copier_new (CudaIpcDevice * dev, guint max_pending, GError ** error)
 {
-  static gsize debug_once = 0;
   CudaIpcCopier *c;
 
   g_return_val_if_fail (dev != NULL, NULL);
 
-  if (g_once_init_enter (&debug_once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_copier_debug, "cudaipccopier", 0,
-        "CUDA IPC producer's copies into the ring");
-    g_once_init_leave (&debug_once, 1);
-  }
+  cudaipc_debug_init ();
 
   c = g_new0 (CudaIpcCopier, 1);
   c->dev = cudaipc_device_ref (dev);

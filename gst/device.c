@@ -9,8 +9,8 @@
 
 #include "backend.h"
 #include "error.h"
+#include "debug.h"
 
-GST_DEBUG_CATEGORY_STATIC (cudaipc_device_debug);
 #define GST_CAT_DEFAULT cudaipc_device_debug
 
 const gchar *
@@ -40,17 +40,12 @@ cudaipc_backend_from_name (const gchar * name, CudaIpcBackend * backend)
 CudaIpcDevice *
 cudaipc_device_new (CudaIpcBackend backend, gint ordinal, GError ** error)
 {
-  static gsize debug_once = 0;
   CudaIpcDevice *dev;
 
   g_return_val_if_fail (backend == CUDAIPC_BACKEND_HOST ||
       backend == CUDAIPC_BACKEND_CUDA, NULL);
 
-  if (g_once_init_enter (&debug_once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_device_debug, "cudaipcdevice", 0,
-        "CUDA IPC devices and memory backends");
-    g_once_init_leave (&debug_once, 1);
-  }
+  cudaipc_debug_init ();
 
   dev = g_new0 (CudaIpcDevice, 1);
   dev->refcount = 1;
@@ -166,8 +161,7 @@ cudaipc_uuid_format (const guint8 u[CUDAIPC_UUID_LEN],
 
 gboolean
 cudaipc_device_find_peer (CudaIpcDevice * dev,
-    const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal,
-    gboolean * can_access)
+    const guint8 uuid[CUDAIPC_UUID_LEN], gint * ordinal, gboolean * can_access)
 {
   gint o = -1;
   gboolean can = FALSE;

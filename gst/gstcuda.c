@@ -10,8 +10,8 @@
 #include "device.h"
 #include "error.h"
 #include "memory.h"
+#include "debug.h"
 
-GST_DEBUG_CATEGORY_STATIC (cudaipc_gstcuda_debug);
 #define GST_CAT_DEFAULT cudaipc_gstcuda_debug
 
 #define GSTCUDA_LIBRARY "libgstcuda-1.0.so.0"
@@ -53,18 +53,6 @@ static struct
       gpointer user_data, GDestroyNotify notify);
 } lib;
 
-static void
-debug_init (void)
-{
-  static gsize once = 0;
-
-  if (g_once_init_enter (&once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_gstcuda_debug, "cudaipcgstcuda", 0,
-        "GStreamer's CUDA library, bound at run time");
-    g_once_init_leave (&once, 1);
-  }
-}
-
 static GModule *
 open_library (void)
 {
@@ -72,7 +60,7 @@ open_library (void)
   static gsize once = 0;
 
   if (g_once_init_enter (&once)) {
-    debug_init ();
+    cudaipc_debug_init ();
     module = g_module_open (GSTCUDA_LIBRARY,
         G_MODULE_BIND_LAZY | G_MODULE_BIND_LOCAL);
     if (module == NULL) {
@@ -142,7 +130,7 @@ cudaipc_gstcuda_load (void)
     GST_INFO ("%s: %s%s", GSTCUDA_LIBRARY, ok ? "loaded" : "not usable",
         ok && lib.alloc_wrapped ? ", wraps device memory" : "");
 #else
-    debug_init ();
+    cudaipc_debug_init ();
     loaded = FALSE;
     GST_INFO ("built with -Dcuda-gst=disabled: no GstCudaMemory output");
 #endif

@@ -7,8 +7,8 @@
 
 #include "memory.h"
 #include "error.h"
+#include "debug.h"
 
-GST_DEBUG_CATEGORY_STATIC (cudaipc_memory_debug);
 #define GST_CAT_DEFAULT cudaipc_memory_debug
 
 struct _CudaIpcSharedBlock
@@ -81,8 +81,8 @@ memory_alloc (GstAllocator * allocator, GstMemory * parent,
 {
   CudaIpcMemory *mem = g_new0 (CudaIpcMemory, 1);
 
-  gst_memory_init (GST_MEMORY_CAST (mem), GST_MEMORY_FLAG_READONLY, allocator, parent, maxsize, 0, offset,
-      size);
+  gst_memory_init (GST_MEMORY_CAST (mem), GST_MEMORY_FLAG_READONLY, allocator,
+      parent, maxsize, 0, offset, size);
   mem->sb = cudaipc_shared_block_ref (sb);
   mem->base = base;
   g_mutex_init (&mem->lock);
@@ -244,8 +244,7 @@ cudaipc_allocator_class_init (CudaIpcAllocatorClass * klass)
 
   alloc_class->alloc = allocator_alloc;
   alloc_class->free = allocator_free;
-  GST_DEBUG_CATEGORY_INIT (cudaipc_memory_debug, "cudaipcmemory", 0,
-      "cudaipc imported frame memory");
+  cudaipc_debug_init ();
 }
 
 static void

@@ -350,12 +350,13 @@ handle_hello_locked (CudaIpcServer * s, Client * c,
    * stream (the producer's HELLO says only who it is). */
   if (!cudaipc_server_peer_allowed (s, c->uid, c->gid)) {
     text = g_strdup_printf ("user %u (group %u) may not connect to this "
-        "producer", c->uid, c->gid);
+        "producer: its allowed-users or allowed-groups must name this user "
+        "or group", c->uid, c->gid);
     cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_PERMISSION, text,
         g_strdup ("refused by its credentials"),
-        g_strdup_printf ("Refused consumer '%s' (pid %d): %s; allow it with "
-            "the allowed-users or allowed-groups property", c->name, c->pid,
-            text));
+        g_strdup_printf ("Refused consumer '%s' (pid %d) of user %u (group "
+            "%u): add the user to allowed-users or the group to "
+            "allowed-groups to let it in", c->name, c->pid, c->uid, c->gid));
     g_free (text);
     return;
   }
@@ -402,6 +403,7 @@ handle_hello_locked (CudaIpcServer * s, Client * c,
   /* in effect: what both sides sent */
   c->caps = hello->caps & cudaipc_server_caps (s);
   c->ready = TRUE;
+  c->last_release = g_get_monotonic_time ();
   g_cond_broadcast (&s->cond);
   GST_INFO ("%s: client %u '%s' (pid %d, uid %u) joined", s->name, c->id,
       c->name, c->pid, c->uid);
@@ -427,10 +429,12 @@ handle_release_locked (CudaIpcServer * s, Client * c,
   switch (ret) {
     case 0:
       c->released++;
+      c->last_release = g_get_monotonic_time ();
       g_cond_broadcast (&s->cond);
       break;
     case -ESTALE:
       c->released++;
+      c->last_release = g_get_monotonic_time ();
       c->stale_allowed--;
       GST_DEBUG ("%s: client %u released slot %u of old generation %u",
           s->name, c->id, rel->slot, rel->generation);

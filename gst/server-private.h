@@ -23,7 +23,7 @@
 
 G_BEGIN_DECLS
 
-GST_DEBUG_CATEGORY_EXTERN (cudaipc_server_debug);
+#include "debug.h"
 
 typedef struct
 {
@@ -40,6 +40,8 @@ typedef struct
                                  * when they were replaced: the RELEASEs of
                                  * an old generation it may still send */
   gint64 hello_deadline;        /* monotonic time its HELLO is due by */
+  gint64 last_release;          /* monotonic: its last RELEASE, or when it
+                                 * joined */
   guint32 caps;                 /* HELLO capabilities in effect: its and ours */
   gboolean nonblocking;         /* its socket is: it may be read when dead */
   gboolean ready;               /* handshake done: gets frames and events */

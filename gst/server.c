@@ -20,7 +20,6 @@
 #include "fdutil.h"
 #include "media.h"
 
-GST_DEBUG_CATEGORY (cudaipc_server_debug);
 #define GST_CAT_DEFAULT cudaipc_server_debug
 
 /* Life cycle */
@@ -42,7 +41,6 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     const CudaIpcServerCallbacks * callbacks, gpointer user_data,
     GError ** error)
 {
-  static gsize debug_once = 0;
   g_autoptr (CudaIpcServer) s = NULL;
   const gchar *socket_name;
   GError *thread_error = NULL;
@@ -52,11 +50,7 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
   g_return_val_if_fail (config != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (g_once_init_enter (&debug_once)) {
-    GST_DEBUG_CATEGORY_INIT (cudaipc_server_debug, "cudaipcserver", 0,
-        "CUDA IPC producer's server");
-    g_once_init_leave (&debug_once, 1);
-  }
+  cudaipc_debug_init ();
 
   socket_name = config->socket_name;
   if (socket_name == NULL || socket_name[0] == '\0') {
@@ -111,6 +105,16 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     else if (ret == -EEXIST)
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
           "Cannot listen on %s: it exists and is not a socket", socket_name);
+    else if (ret == -ELOOP)
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+          "Cannot listen on %s: it is a symbolic link to a file that does "
+          "not exist; remove the link or choose another path", socket_name);
+    else if (ret == -ENAMETOOLONG)
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "Cannot listen on %s: the name is %" G_GSIZE_FORMAT " bytes, and "
+          "a Unix socket's may have %" G_GSIZE_FORMAT ": choose a shorter "
+          "path, or an abstract name (@name)", socket_name,
+          strlen (socket_name), cudaipc_socket_max_name ());
     else
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
           "Cannot listen on %s: %s", socket_name, g_strerror (-ret));
@@ -374,11 +378,12 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
 /* How often a producer waiting for a slot looks for stuck clients. */
 #define STUCK_CHECK_US (50 * G_TIME_SPAN_MILLISECOND)
 
-/* Drops the stuck clients: those that hold two frames or more and have held
- * an older one for client_timeout since a newer one came. A consumer keeps
- * its newest frame as long as it likes (a sink showing its last frame
- * does), but one that was sent newer frames and still holds an old one
- * that long stopped reading.
+/* Drops the stuck clients: those that stopped reading or releasing. Such a
+ * client holds two frames or more, has held an older one for
+ * client_timeout since a newer one came, and released nothing for
+ * client_timeout. A consumer keeps its newest frame as long as it likes (a
+ * sink showing its last frame does), and a slow one that keeps releasing
+ * (what it cannot take, beyond its max-held) is never dropped.
  * TRUE if one was dropped (its slots are free again). */
 static gboolean
 drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
@@ -410,16 +415,19 @@ drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
         next = t;
       }
     }
-    if (now - next < s->client_timeout)
+    if (now - next < s->client_timeout ||
+        now - c->last_release < s->client_timeout)
       continue;
     cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
-        "it held frames too long while the producer waited",
-        g_strdup_printf ("stuck: held %u frames, the oldest for %d ms",
-            held, (gint) ((now - oldest) / 1000)),
+        "it stopped releasing frames while every slot was held",
+        g_strdup_printf ("stuck: held %u frames, the oldest for %d ms, and "
+            "released none for %d ms", held, (gint) ((now - oldest) / 1000),
+            (gint) ((now - c->last_release) / 1000)),
         g_strdup_printf ("Dropped consumer '%s' (pid %d): it held %u frames, "
-            "the oldest for %d ms, %d ms after newer ones came, while the "
-            "producer waited for a slot", c->name, c->pid, held,
-            (gint) ((now - oldest) / 1000), (gint) ((now - next) / 1000)));
+            "the oldest for %d ms, and released none for %d ms while every "
+            "slot was held", c->name, c->pid, held,
+            (gint) ((now - oldest) / 1000),
+            (gint) ((now - c->last_release) / 1000)));
     dropped = TRUE;
   }
   return dropped;

@@ -141,7 +141,9 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_STATIC_CAPS ("video/x-raw(memory:CUDAMemory); video/x-raw"));
 
 #define gst_cu_ipc_sink_parent_class parent_class
-G_DEFINE_TYPE (GstCuIpcSink, gst_cu_ipc_sink, GST_TYPE_BASE_SINK);
+G_DEFINE_TYPE_WITH_CODE (GstCuIpcSink, gst_cu_ipc_sink, GST_TYPE_BASE_SINK,
+    GST_DEBUG_CATEGORY_INIT (gst_cu_ipc_sink_debug, "cudaipcsink", 0,
+        "CUDA IPC sink"));
 /* cuipcsink: a name of ours alone (docs/elements.md, Names) */
 GST_ELEMENT_REGISTER_DEFINE (cudaipcsink, "cudaipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);
@@ -192,14 +194,14 @@ static const CudaIpcServerCallbacks server_callbacks = {
   on_warning,
 };
 
-/* The counters (the stats property), with the object lock held: the
- * server's and the copier's, as one structure. */
+/* The counters, with the object lock held: the server's and the
+ * copier's totals, and one "cudaipcsink-client" structure per consumer
+ * added to @clients. */
 static GstStructure *
-get_stats_locked (GstCuIpcSink * self)
+get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
 {
   CudaIpcServerStats ss;
   CudaIpcCopierCounts cc = self->last_counts;
-  GValue array = G_VALUE_INIT;
   GstStructure *st;
 
   if (self->server)
@@ -209,20 +211,16 @@ get_stats_locked (GstCuIpcSink * self)
   if (self->copier)
     cudaipc_copier_get_counts (self->copier, &cc);
 
-  g_value_init (&array, GST_TYPE_ARRAY);
   for (guint i = 0; ss.clients && i < ss.clients->len; i++) {
     const CudaIpcServerClientStats *c =
         &g_array_index (ss.clients, CudaIpcServerClientStats, i);
-    GValue v = G_VALUE_INIT;
 
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, gst_structure_new ("cudaipcsink-client",
+    g_ptr_array_add (clients, gst_structure_new ("cudaipcsink-client",
             "name", G_TYPE_STRING, c->name, "pid", G_TYPE_INT, c->pid,
             "frames-sent", G_TYPE_UINT64, c->frames_sent,
             "frames-released", G_TYPE_UINT64, c->frames_released,
             "held", G_TYPE_UINT, c->held,
             "events", G_TYPE_BOOLEAN, c->events, NULL));
-    gst_value_array_append_and_take_value (&array, &v);
   }
   st = gst_structure_new ("application/x-cudaipcsink-stats",
       "frames-published", G_TYPE_UINT64, ss.frames_published,
@@ -233,9 +231,29 @@ get_stats_locked (GstCuIpcSink * self)
       "host-syncs", G_TYPE_UINT64, cc.host_syncs,
       "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
       "copies-from-host", G_TYPE_UINT64, cc.copies_from_host, NULL);
-  gst_structure_take_value (st, "client-stats", &array);
   if (self->server)
     cudaipc_server_stats_clear (&ss);
+  return st;
+}
+
+/* The stats property: the totals with "client-stats", an array of the
+ * consumers' structures. */
+static GstStructure *
+get_stats_property_locked (GstCuIpcSink * self)
+{
+  g_autoptr (GPtrArray) clients = g_ptr_array_new ();
+  GstStructure *st = get_stats_locked (self, clients);
+  GValue array = G_VALUE_INIT;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  for (guint i = 0; i < clients->len; i++) {
+    GValue v = G_VALUE_INIT;
+
+    g_value_init (&v, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&v, g_ptr_array_index (clients, i));
+    gst_value_array_append_and_take_value (&array, &v);
+  }
+  gst_structure_take_value (st, "client-stats", &array);
   return st;
 }
 
@@ -244,14 +262,24 @@ static void
 post_stats (gpointer user_data)
 {
   GstCuIpcSink *self = user_data;
+  g_autoptr (GPtrArray) clients = g_ptr_array_new ();
   GstStructure *st;
 
   GST_OBJECT_LOCK (self);
-  st = get_stats_locked (self);
+  st = get_stats_locked (self, clients);
   GST_OBJECT_UNLOCK (self);
+  /* flat structures, readable as gst-launch-1.0 -m prints them: the
+   * totals, then one message per consumer */
   gst_structure_set_name (st, "cudaipcsink-stats");
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), st));
+  for (guint i = 0; i < clients->len; i++) {
+    GstStructure *cs = g_ptr_array_index (clients, i);
+
+    gst_structure_set_name (cs, "cudaipcsink-client-stats");
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_element (GST_OBJECT (self), cs));
+  }
 }
 
 /* GObject */
@@ -366,7 +394,7 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->stats_interval);
       break;
     case PROP_STATS:
-      g_value_take_boxed (value, get_stats_locked (self));
+      g_value_take_boxed (value, get_stats_property_locked (self));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -458,6 +486,10 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   }
   GST_INFO_OBJECT (self, "opened %s backend on %s",
       cudaipc_backend_name (backend), cudaipc_device_get_name (self->dev));
+  if (backend == CUDAIPC_BACKEND_HOST && device_id != DEFAULT_DEVICE_ID)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("device-id=%d is ignored with backend=host: the ring is in shared "
+            "host memory", device_id), ("set backend=cuda for a GPU ring"));
 
   copier = cudaipc_copier_new (self->dev, config.n_slots, &error);
   if (copier == NULL) {
@@ -602,7 +634,7 @@ wait_for_consumer (GstCuIpcSink * self)
     GST_OBJECT_LOCK (self);
     wait_conn = self->wait_for_connection;
     GST_OBJECT_UNLOCK (self);
-    if (!wait_conn)
+    if (!wait_conn || cudaipc_server_get_n_clients (self->server) > 0)
       return GST_FLOW_OK;
 
     GST_LOG_OBJECT (self, "waiting for a consumer");
@@ -1029,9 +1061,6 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SINK_ON_FULL, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_BACKEND, 0);
-
-  GST_DEBUG_CATEGORY_INIT (gst_cu_ipc_sink_debug, "cudaipcsink", 0,
-      "CUDA IPC sink");
 }
 
 static void

@@ -81,7 +81,7 @@ enum
 #define DEFAULT_CONNECT_TIMEOUT 10000
 #define DEFAULT_RECONNECT TRUE
 #define DEFAULT_RECONNECT_TIMEOUT 0
-#define DEFAULT_MAX_HELD 0
+#define DEFAULT_MAX_HELD CUDAIPC_MAX_HELD_AUTO
 #define DEFAULT_IS_LIVE TRUE
 #define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
 #define DEFAULT_CLIENT_NAME NULL
@@ -109,7 +109,7 @@ struct _GstCuIpcSrc
   guint connect_timeout;
   gboolean reconnect;
   guint reconnect_timeout;
-  guint max_held;
+  gint max_held;
   GstCuIpcSrcTimestampMode timestamp_mode;
   gchar *client_name;
   guint stats_interval;
@@ -123,8 +123,19 @@ struct _GstCuIpcSrc
 
   /* start(), stop() and the streaming thread */
   gchar *path;                  /* socket-path while started */
-  gboolean need_reconnect;
+  guint connections;            /* made since start() */
+  gboolean announce;            /* post connected/reconnected with the
+                                 * connection's first frame */
   CudaIpcBackend backend;       /* the producer's, once connected */
+  GstClockTime frame_duration;  /* object lock: of the caps applied, or
+                                 * NONE */
+  guint held_limit;             /* object lock: max-held in effect on the
+                                 * connection, 0 before one */
+  /* passthrough: the producer's last segment, and whether the running
+   * time offset that lines it up with this pipeline is still to apply */
+  GstSegment producer_segment;
+  gboolean have_producer_segment;
+  gboolean segment_needs_offset;
   GstCaps *out_caps;            /* the producer's caps now applied */
   gboolean pushed_any;          /* a buffer went out since start() */
   gboolean segment_pending;     /* new_segment() since the last buffer */
@@ -201,14 +212,26 @@ set_cuda_ctx (GstCuIpcSrc * self, GObject * ctx)
 
 /* Connection */
 
-/* Connects and runs the handshake. GST_FLOW_OK: connected;
- * GST_FLOW_FLUSHING: unlocked; GST_FLOW_ERROR: an error was posted. */
+static void
+post_element_message (GstCuIpcSrc * self, GstStructure * s)
+{
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+}
+
+/* Connects and runs the handshake, in the streaming thread: the first
+ * time within connect-timeout, after a lost producer within
+ * reconnect-timeout. Every wait ends at once on unlock(). GST_FLOW_OK:
+ * connected; GST_FLOW_FLUSHING: unlocked; GST_FLOW_ERROR: an error was
+ * posted. */
 static GstFlowReturn
-gst_cu_ipc_src_open (GstCuIpcSrc * self, gboolean again)
+gst_cu_ipc_src_open (GstCuIpcSrc * self)
 {
   g_autoptr (GError) err = NULL;
   g_autofree gchar *name = NULL;
   CudaIpcClientStatus status;
+  gboolean again = self->connections > 0;
+  const gchar *setting = again ? "reconnect-timeout" : "connect-timeout";
   guint timeout;
   gint device_id;
 
@@ -219,18 +242,66 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self, gboolean again)
   cudaipc_client_set_peer_access (self->client, self->peer_access);
   GST_OBJECT_UNLOCK (self);
 
+  GST_DEBUG_OBJECT (self, "connecting to %s (%s %u ms)", self->path, setting,
+      timeout);
   status = cudaipc_client_connect (self->client, self->path, name, device_id,
       timeout, &err);
   if (status == CUDAIPC_CLIENT_CANCELLED)
     return GST_FLOW_FLUSHING;
+  if (status != CUDAIPC_CLIENT_OK &&
+      g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s: start the producer, "
+            "check socket-path, or raise %s (0 waits for as long as it "
+            "takes)", err->message, setting), ("device-id %d, %s %u ms",
+            device_id, setting, timeout));
+    return GST_FLOW_ERROR;
+  }
   if (status != CUDAIPC_CLIENT_OK) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
-        ("device-id %d, %s %u ms", device_id, again ? "reconnect-timeout" :
-            "connect-timeout", timeout));
+        ("device-id %d, %s %u ms", device_id, setting, timeout));
     return GST_FLOW_ERROR;
   }
   self->backend = cudaipc_client_get_backend (self->client);
+  self->connections++;
+  self->announce = TRUE;
+  self->segment_needs_offset = self->have_producer_segment;
   return GST_FLOW_OK;
+}
+
+/* With a connection's first frame (its ring and caps known):
+ * "cudaipcsrc-connected", or "cudaipcsrc-reconnected" after a lost
+ * producer. */
+static void
+announce_connection (GstCuIpcSrc * self, GstCaps * caps)
+{
+  g_autofree gchar *caps_str = gst_caps_to_string (caps);
+  CudaIpcClientInfo info;
+
+  self->announce = FALSE;
+  if (!cudaipc_client_get_info (self->client, &info))
+    return;
+  GST_OBJECT_LOCK (self);
+  self->held_limit = info.max_held;
+  GST_OBJECT_UNLOCK (self);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_latency (GST_OBJECT (self)));
+  GST_INFO_OBJECT (self, "%s producer '%s' (pid %u) on %s: %u slots",
+      self->connections > 1 ? "reconnected to" : "connected to",
+      info.producer_name, info.producer_pid, self->path, info.n_slots);
+  post_element_message (self, gst_structure_new (self->connections > 1 ?
+          "cudaipcsrc-reconnected" : "cudaipcsrc-connected",
+          "socket-path", G_TYPE_STRING, self->path,
+          "producer", G_TYPE_STRING, info.producer_name,
+          "producer-pid", G_TYPE_UINT, info.producer_pid,
+          "backend", G_TYPE_STRING, cudaipc_backend_name (info.backend),
+          "ring-size", G_TYPE_UINT, info.n_slots,
+          "slot-size", G_TYPE_UINT64, info.slot_size,
+          "generation", G_TYPE_UINT, (guint) info.generation,
+          "caps", G_TYPE_STRING, caps_str,
+          "events", G_TYPE_BOOLEAN, info.events,
+          "peer", G_TYPE_BOOLEAN, info.peer,
+          "max-held", G_TYPE_UINT, info.max_held,
+          "connections", G_TYPE_UINT, self->connections, NULL));
 }
 
 /* The producer left without EOS, after BYE if @item says so. The client
@@ -255,6 +326,15 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
 
   /* a refusal would only be repeated on the next connection */
   if (item->said_bye && item->bye_reason != CUDAIPC_BYE_NORMAL &&
+      item->bye_reason != CUDAIPC_BYE_TOO_SLOW)
+    reconnect = FALSE;
+  post_element_message (self, gst_structure_new ("cudaipcsrc-producer-lost",
+          "socket-path", G_TYPE_STRING, self->path,
+          "reason", G_TYPE_STRING, why,
+          "bye-reason", G_TYPE_STRING, item->said_bye ? reason : "none",
+          "reconnecting", G_TYPE_BOOLEAN, reconnect, NULL));
+
+  if (item->said_bye && item->bye_reason != CUDAIPC_BYE_NORMAL &&
       item->bye_reason != CUDAIPC_BYE_TOO_SLOW) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("The producer on %s ended the connection: %s", self->path,
@@ -269,7 +349,6 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
 
   GST_ELEMENT_WARNING (self, RESOURCE, READ,
       ("Lost the producer on %s, reconnecting: %s", self->path, why), (NULL));
-  self->need_reconnect = TRUE;
   return GST_FLOW_OK;
 }
 
@@ -338,6 +417,35 @@ apply_caps (GstCuIpcSrc * self, GstCaps * plain)
   return ok;
 }
 
+/* The frame duration of @caps, GST_CLOCK_TIME_NONE where the frame rate
+ * is not a fixed positive one. */
+static GstClockTime
+caps_frame_duration (GstCaps * caps)
+{
+  const GstStructure *s = caps ? gst_caps_get_structure (caps, 0) : NULL;
+  gint n = 0, d = 0;
+
+  if (s == NULL || !gst_structure_get_fraction (s, "framerate", &n, &d) ||
+      n <= 0 || d <= 0)
+    return GST_CLOCK_TIME_NONE;
+  return gst_util_uint64_scale_int (GST_SECOND, d, n);
+}
+
+/* A new frame rate changes the latency: the bin asks again. */
+static void
+update_latency (GstCuIpcSrc * self, GstCaps * caps)
+{
+  GstClockTime duration = caps_frame_duration (caps);
+
+  if (duration == self->frame_duration)
+    return;
+  GST_OBJECT_LOCK (self);
+  self->frame_duration = duration;
+  GST_OBJECT_UNLOCK (self);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_latency (GST_OBJECT (self)));
+}
+
 /* A frame's caps are a new object whenever its caps id is new or was
  * redefined, so the pointer says whether to apply them. */
 static GstFlowReturn
@@ -352,10 +460,47 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
     gst_clear_caps (&self->out_caps);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  update_latency (self, caps);
   return GST_FLOW_OK;
 }
 
 /* Frames */
+
+/* passthrough: the producer's segment goes out with its running time
+ * moved so that this frame's running time here is the moment its PTS
+ * stands for (its clock_time): a sink that syncs plays the producer's
+ * timestamps in time, whatever the two pipelines' base times. */
+static void
+offset_producer_segment (GstCuIpcSrc * self, const CudaIpcFrameMsg * f)
+{
+  GstClockTime pts = cudaipc_timing_sane (f->pts), here, dts;
+  GstSegment seg;
+  guint64 there;
+
+  if (!self->segment_needs_offset || !GST_CLOCK_TIME_IS_VALID (pts))
+    return;
+  cudaipc_timing_from_monotonic (GST_ELEMENT (self), f->clock_time, f->pts,
+      f->dts, &here, &dts);
+  if (!GST_CLOCK_TIME_IS_VALID (here))
+    return;
+  if (self->have_producer_segment) {
+    seg = self->producer_segment;
+  } else {
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+  }
+  if (gst_segment_to_running_time_full (&seg, GST_FORMAT_TIME, pts,
+          &there) != 1)
+    return;
+  self->segment_needs_offset = FALSE;
+  if (!gst_segment_offset_running_time (&seg, GST_FORMAT_TIME,
+          (gint64) here - (gint64) there))
+    return;
+  GST_DEBUG_OBJECT (self, "the producer's running time %" GST_TIME_FORMAT
+      " is %" GST_TIME_FORMAT " here", GST_TIME_ARGS (there),
+      GST_TIME_ARGS (here));
+  if (gst_base_src_new_segment (GST_BASE_SRC (self), &seg))
+    self->segment_pending = TRUE;
+}
 
 static void
 set_times (GstCuIpcSrc * self, const CudaIpcFrameMsg * f, GstBuffer * buf)
@@ -363,6 +508,7 @@ set_times (GstCuIpcSrc * self, const CudaIpcFrameMsg * f, GstBuffer * buf)
   if (get_timestamp_mode (self) == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH) {
     GST_BUFFER_PTS (buf) = cudaipc_timing_sane (f->pts);
     GST_BUFFER_DTS (buf) = cudaipc_timing_sane (f->dts);
+    offset_producer_segment (self, f);
     return;
   }
   /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
@@ -388,6 +534,8 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
     gst_buffer_unref (buf);
     return ret;
   }
+  if (self->announce)
+    announce_connection (self, frame->caps);
 
   cudaipc_media_apply_frame (buf, f, &frame->info);
   set_times (self, f, buf);
@@ -465,9 +613,14 @@ handle_event (GstCuIpcSrc * self, GstEvent * event)
     case GST_EVENT_SEGMENT:{
       GstSegment seg;
 
-      /* in clock mode the source keeps its own live segment */
+      /* in clock mode the source keeps its own live segment; in
+       * passthrough the producer's goes out, its running time moved onto
+       * this pipeline's with the next frame (set_times) */
       if (get_timestamp_mode (self) == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH) {
         gst_event_copy_segment (event, &seg);
+        self->producer_segment = seg;
+        self->have_producer_segment = TRUE;
+        self->segment_needs_offset = TRUE;
         if (gst_base_src_new_segment (GST_BASE_SRC (self), &seg))
           self->segment_pending = TRUE;
       }
@@ -494,16 +647,12 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     g_autoptr (GError) err = NULL;
     CudaIpcClientItem item;
 
-    if (self->need_reconnect) {
-      ret = gst_cu_ipc_src_open (self, TRUE);
+    /* the first connection and every reconnection happen here, in the
+     * streaming thread, so that no state change waits for a producer */
+    if (!cudaipc_client_is_connected (self->client)) {
+      ret = gst_cu_ipc_src_open (self);
       if (ret != GST_FLOW_OK)
         return ret;
-      self->need_reconnect = FALSE;
-    }
-    if (!cudaipc_client_is_connected (self->client)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, READ,
-          ("Not connected to a producer on %s", self->path), (NULL));
-      return GST_FLOW_ERROR;
     }
 
     switch (cudaipc_client_receive (self->client, &item, &err)) {
@@ -598,13 +747,15 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   }
 
   cudaipc_client_reset_stats (self->client);
-  self->need_reconnect = FALSE;
+  self->connections = 0;
+  self->announce = FALSE;
   self->pushed_any = FALSE;
   self->segment_pending = FALSE;
+  self->frame_duration = GST_CLOCK_TIME_NONE;
+  self->held_limit = 0;
+  self->have_producer_segment = FALSE;
+  self->segment_needs_offset = FALSE;
   gst_clear_caps (&self->out_caps);
-
-  if (gst_cu_ipc_src_open (self, FALSE) != GST_FLOW_OK)
-    return FALSE;
 
   GST_OBJECT_LOCK (self);
   stats_interval = self->stats_interval;
@@ -629,7 +780,6 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
         "the consumer stopped");
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
-  self->need_reconnect = FALSE;
   GST_OBJECT_LOCK (self);
   gst_clear_caps (&self->offer);
   GST_OBJECT_UNLOCK (self);
@@ -777,10 +927,48 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
       context);
 }
 
+/* Live: at least a frame's duration (a frame is published once it is
+ * complete), and at most what the source may hold (max-held frames) before
+ * it drops; unknown while the frame rate is. */
+static gboolean
+query_latency (GstCuIpcSrc * self, GstQuery * query)
+{
+  GstClockTime duration, min = 0, max = GST_CLOCK_TIME_NONE;
+  gint max_held;
+
+  if (!gst_base_src_is_live (GST_BASE_SRC (self)))
+    return FALSE;
+  guint held;
+
+  GST_OBJECT_LOCK (self);
+  duration = self->frame_duration;
+  max_held = self->max_held;
+  held = self->held_limit;
+  GST_OBJECT_UNLOCK (self);
+  if (GST_CLOCK_TIME_IS_VALID (duration)) {
+    /* auto before a connection: at least one frame */
+    if (max_held >= 0)
+      held = (guint) max_held;
+    else if (held == 0)
+      held = 1;
+    min = duration;
+    if (held > 0)
+      max = duration * held;
+  }
+  GST_DEBUG_OBJECT (self, "latency: min %" GST_TIME_FORMAT " max %"
+      GST_TIME_FORMAT, GST_TIME_ARGS (min), GST_TIME_ARGS (max));
+  gst_query_set_latency (query, TRUE, min, max);
+  return TRUE;
+}
+
 static gboolean
 gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY &&
+      query_latency (self, query))
+    return TRUE;
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
     GObject *ctx = get_cuda_ctx (self);
@@ -867,7 +1055,7 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
       self->reconnect_timeout = g_value_get_uint (value);
       break;
     case PROP_MAX_HELD:
-      self->max_held = g_value_get_uint (value);
+      self->max_held = g_value_get_int (value);
       if (self->client != NULL)
         cudaipc_client_set_max_held (self->client, self->max_held);
       break;
@@ -929,7 +1117,7 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
       g_value_set_uint (value, self->reconnect_timeout);
       break;
     case PROP_MAX_HELD:
-      g_value_set_uint (value, self->max_held);
+      g_value_set_int (value, self->max_held);
       break;
     case PROP_TIMESTAMP_MODE:
       g_value_set_enum (value, self->timestamp_mode);
@@ -1079,15 +1267,20 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   /**
    * GstCuIpcSrc:max-held:
    *
-   * The most frames this consumer holds at once (pushed and not yet freed
-   * downstream). A frame that arrives beyond it is released to the producer
-   * at once and counted in frames-dropped: a slow consumer then drops its
-   * own frames instead of stalling the producer. 0: no limit.
+   * The most frames this consumer holds at once: pushed and not yet freed
+   * downstream, or read and waiting to be pushed. The source keeps reading
+   * while downstream is busy, and a frame beyond the limit goes back to
+   * the producer at once, counted in frames-dropped (the oldest one read
+   * and not pushed yet, else the one that arrives): a slow consumer loses
+   * frames instead of stalling the producer or being dropped by it. -1
+   * (the default): half the producer's ring, at least 1. 0: no limit (a
+   * consumer that must see every frame; with on-full=wait it holds the
+   * producer back when it is slow).
    */
-  properties[PROP_MAX_HELD] = g_param_spec_uint ("max-held", "Max held",
-      "Most frames held at once; more are dropped (0 = no limit)", 0,
-      G_MAXUINT, DEFAULT_MAX_HELD, G_PARAM_READWRITE |
-      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+  properties[PROP_MAX_HELD] = g_param_spec_int ("max-held", "Max held",
+      "Most frames held at once; more are dropped (-1 = half the "
+      "producer's ring, 0 = no limit)", -1, G_MAXINT, DEFAULT_MAX_HELD,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**
    * GstCuIpcSrc:is-live:

@@ -14,12 +14,15 @@
 
 #include "cudaipcsink.h"
 #include "cudaipcsrc.h"
+#include "debug.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
+  /* every category now, so that --gst-debug-help lists them all */
+  cudaipc_debug_init ();
   /* the unambiguous names last: the element class names its factory
    * after the feature registered last */
   ret |= GST_ELEMENT_REGISTER (cudaipcsink, plugin);

@@ -266,7 +266,12 @@ main (int argc, char **argv)
         G_OBJECT_TYPE_NAME (src));
     return 1;
   }
-  g_object_set (src, "socket-path", argv[1], "device-id", device_id, NULL);
+  /* max-held=0: this program checks every frame, so the source keeps all
+   * that appsink queues (by default it holds at most half the producer's
+   * ring and drops the rest, so that a slow reader never holds the
+   * producer back) */
+  g_object_set (src, "socket-path", argv[1], "device-id", device_id,
+      "max-held", 0, NULL);
   /* each sample waiting in appsink holds a slot of the producer's ring */
   g_object_set (sink, "sync", FALSE, "max-buffers", 2, NULL);
   pipeline = gst_pipeline_new (NULL);

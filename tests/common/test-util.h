@@ -274,3 +274,26 @@ cudaipc_test_send_ok (CudaIpcConn * conn, const CudaIpcMsg * msg)
   fail_unless (ret >= 0, "send %s: %s", cudaipc_msg_type_name (msg->type),
       g_strerror (-ret));
 }
+
+/* A copy of the "cudaipcsink-client" structure of the consumer named
+ * @client in @sink's stats (its client-stats), or NULL. */
+static inline GstStructure *
+cudaipc_test_client_stats (gpointer sink, const gchar * client)
+{
+  GstStructure *stats = NULL, *found = NULL;
+  const GValue *arr;
+
+  g_object_get (sink, "stats", &stats, NULL);
+  fail_unless (stats != NULL);
+  arr = gst_structure_get_value (stats, "client-stats");
+  for (guint i = 0; arr && i < gst_value_array_get_size (arr); i++) {
+    const GstStructure *cs =
+        gst_value_get_structure (gst_value_array_get_value (arr, i));
+
+    if (found == NULL && (client == NULL ||
+            g_strcmp0 (gst_structure_get_string (cs, "name"), client) == 0))
+      found = gst_structure_copy (cs);
+  }
+  gst_structure_free (stats);
+  return found;
+}

@@ -5,7 +5,9 @@
  * for frames pushed into it, a sink and a source meeting on a socket in a
  * temporary folder (frames byte for byte, caps, custom events and EOS in
  * order), state changes of each element and the settings that apply only
- * when it starts, and the error a user sees where no CUDA driver is found.
+ * when it starts, and the sink on the cuda backend: the error a user sees
+ * where no CUDA driver or device is found, and frames on the GPU where one
+ * is.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,6 +21,8 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
+#include "device.h"
+#include "error.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -27,28 +31,22 @@
 /* how long a test waits for the other side before it fails */
 #define WAIT_US (5 * G_USEC_PER_SEC)
 
-static gchar *tmpdir;
 static gchar *sock;
 static gchar *other_sock;
 
 static void
 setup (void)
 {
-  tmpdir = g_dir_make_tmp ("cudaipc-harness-XXXXXX", NULL);
-  fail_unless (tmpdir != NULL);
-  sock = g_build_filename (tmpdir, "h.sock", NULL);
-  other_sock = g_build_filename (tmpdir, "other.sock", NULL);
+  sock = cudaipc_test_socket_path ("harness", "h.sock");
+  other_sock = cudaipc_test_path_beside (sock, "other.sock");
 }
 
 static void
 teardown (void)
 {
-  g_unlink (sock);
   g_unlink (other_sock);
-  g_rmdir (tmpdir);
-  g_free (sock);
-  g_free (other_sock);
-  g_free (tmpdir);
+  g_clear_pointer (&other_sock, g_free);
+  cudaipc_test_socket_remove (&sock);
 }
 
 static void
@@ -201,23 +199,39 @@ pop_error (GstBus * bus)
   return gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
 }
 
-/* After an element's own error for a failed start: GstBaseSink and
- * GstBaseSrc post a generic CORE STATE_CHANGE error of their own as a
- * fallback; nothing else may follow. */
+/* After an element's own error, the generic one its base class posts as
+ * it stops (@wait: how long to wait for it): for a failed start, a CORE
+ * STATE_CHANGE error; for an error in the streaming thread, STREAM FAILED
+ * ("Internal data stream error"). Nothing else may follow. */
 static void
-drop_fallback_errors (GstBus * bus)
+drop_follow_up_errors (GstBus * bus, GQuark domain, gint code,
+    GstClockTime wait)
 {
   GstMessage *msg;
 
-  while ((msg = pop_error (bus)) != NULL) {
+  while ((msg = gst_bus_timed_pop_filtered (bus, wait,
+              GST_MESSAGE_ERROR)) != NULL) {
     GError *err = NULL;
 
     gst_message_parse_error (msg, &err, NULL);
-    fail_unless (g_error_matches (err, GST_CORE_ERROR,
-            GST_CORE_ERROR_STATE_CHANGE), "another error: %s", err->message);
+    fail_unless (g_error_matches (err, domain, code), "another error: %s",
+        err->message);
     g_clear_error (&err);
     gst_message_unref (msg);
   }
+}
+
+static void
+drop_fallback_errors (GstBus * bus)
+{
+  drop_follow_up_errors (bus, GST_CORE_ERROR, GST_CORE_ERROR_STATE_CHANGE, 0);
+}
+
+static void
+drop_flow_errors (GstBus * bus)
+{
+  drop_follow_up_errors (bus, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
+      200 * GST_MSECOND);
 }
 
 static void
@@ -656,10 +670,13 @@ GST_START_TEST (test_sink_settings_apply_at_start)
 
 GST_END_TEST;
 
-/* The source through its states a few times with a producer present: it
- * connects when it starts (READY to PAUSED), disconnects when it stops,
- * and receives frames each time it plays. socket-path changed while it
- * runs applies at its next start, when no producer there is an error. */
+/* The source through its states a few times with a producer present: a
+ * live source, it connects in its streaming thread once it plays (never in
+ * a state change), disconnects when it stops, and receives frames each
+ * time it plays. socket-path changed while it runs applies at its next
+ * start, when no producer there is an error posted from the streaming
+ * thread after connect-timeout, the state change itself returning at
+ * once. */
 GST_START_TEST (test_src_state_cycles)
 {
   const GstState down[] = { GST_STATE_PAUSED, GST_STATE_READY,
@@ -682,11 +699,13 @@ GST_START_TEST (test_src_state_cycles)
   for (guint cycle = 0; cycle < 3; cycle++) {
     walk_states (src, up, 1);
     fail_unless_equals_int (wait_clients (sink, 0), 0);
-    /* a live source: no preroll */
+    /* a live source: no preroll, and no connection until it plays */
     fail_unless_equals_int (gst_element_set_state (src, GST_STATE_PAUSED),
         GST_STATE_CHANGE_NO_PREROLL);
-    fail_unless_equals_int (wait_clients (sink, 1), 1);
+    g_usleep (100 * 1000);
+    fail_unless_equals_int (wait_clients (sink, 0), 0);
     walk_states (src, up + 2, 1);
+    fail_unless_equals_int (wait_clients (sink, 1), 1);
 
     fail_unless_equals_int (gst_harness_push (hsink, make_frame (hsink,
                 &info, cycle)), GST_FLOW_OK);
@@ -716,19 +735,21 @@ GST_START_TEST (test_src_state_cycles)
   /* and applies at the next start: nobody listens there */
   for (guint i = 0; i < 2; i++) {
     t0 = g_get_monotonic_time ();
-    fail_unless_equals_int (gst_element_set_state (src, GST_STATE_PLAYING),
-        GST_STATE_CHANGE_FAILURE);
+    walk_states (src, up, 3);
+    fail_unless (g_get_monotonic_time () - t0 < 250 * 1000,
+        "a state change waited for the producer");
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+        GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "no error posted");
     fail_unless (g_get_monotonic_time () - t0 >= 250 * 1000,
         "gave up before connect-timeout");
-    msg = pop_error (bus);
-    fail_unless (msg != NULL, "no error posted");
     gst_message_parse_error (msg, &err, NULL);
     fail_unless (err->domain == GST_RESOURCE_ERROR, "%s", err->message);
     fail_unless (strstr (err->message, other_sock) != NULL,
         "unclear error: %s", err->message);
     g_clear_error (&err);
     gst_message_unref (msg);
-    drop_fallback_errors (bus);
+    drop_flow_errors (bus);
     walk_states (src, down + 2, 1);
   }
   fail_unless_equals_int (wait_clients (sink, 0), 0);
@@ -744,39 +765,32 @@ GST_START_TEST (test_src_state_cycles)
 
 GST_END_TEST;
 
-/* 4. No CUDA driver: the cuda backend cannot start, and says why.
+/* 4. The cuda backend on device 0, checked on every machine against what
+ * the library finds here: where libcuda.so.1 does not load, the sink
+ * cannot start and says there is no driver; where it loads but device 0
+ * does not open, the sink fails with the device's own error, which is
+ * never the no-driver one; where the device opens, the sink starts, and
+ * copies frames from host memory into slots on the GPU and publishes
+ * them.
  *
  * The source opens a device only once a producer's HELLO names the
  * backend (gst/client-connect.c): with device-id=0 and no producer it
  * fails on the connection, and with a host-backend producer it opens no
  * CUDA at all. Its driver error needs a cuda-backend producer, so it is
- * not tested here (the gpu suite runs that backend). */
-GST_START_TEST (test_sink_without_driver)
+ * not tested here (the gpu suite runs that backend).
+ *
+ * Where CUDA initialises, it does so in the process gst-check forked for
+ * this test alone, which forks nothing after (CUDA state does not survive
+ * a fork). */
+
+/* No driver: the sink fails to start, twice, with the error that says so,
+ * and takes no frame. */
+static void
+check_sink_without_driver (GstHarness * h, GstElement * sink, GstBus * bus,
+    const GstVideoInfo * info)
 {
-  guint fds_before = cudaipc_test_count_fds ();
-  GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
-  GstBus *bus;
-  GstVideoInfo info;
-  GstElement *sink;
-  GstHarness *h;
   GstMessage *msg;
   GError *err = NULL;
-
-  if (cuda) {
-    /* a machine with a driver: this error path is not reachable here */
-    g_module_close (cuda);
-    g_print ("SKIP: libcuda.so.1 is loadable here\n");
-    return;
-  }
-
-  frame_info (&info);
-  /* the harness plays what it is given: start with the host backend, then
-   * switch the stopped sink to cuda */
-  h = sink_harness_new (sock, &sink);
-  walk_states (sink, to_null, 1);
-  gst_util_set_object_arg (G_OBJECT (sink), "backend", "cuda");
-  bus = gst_bus_new ();
-  gst_element_set_bus (sink, bus);
 
   fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_PLAYING),
       GST_STATE_CHANGE_FAILURE);
@@ -797,7 +811,7 @@ GST_START_TEST (test_sink_without_driver)
   fail_if (g_file_test (sock, G_FILE_TEST_EXISTS));
 
   /* a frame pushed into the sink that did not start goes nowhere */
-  fail_if (gst_harness_push (h, make_frame (h, &info, 0)) == GST_FLOW_OK);
+  fail_if (gst_harness_push (h, make_frame (h, info, 0)) == GST_FLOW_OK);
   fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
           "frames-published"), 0);
 
@@ -812,6 +826,115 @@ GST_START_TEST (test_sink_without_driver)
   g_clear_error (&err);
   gst_message_unref (msg);
   drop_fallback_errors (bus);
+}
+
+/* A driver, but device 0 does not open (@why: the library's error): the
+ * sink fails to start with that error, as a resource it did not find where
+ * the device is missing or the driver did not initialise. */
+static void
+check_sink_without_device (GstElement * sink, GstBus * bus, const GError * why)
+{
+  gboolean missing = g_error_matches (why, CUDAIPC_ERROR,
+      CUDAIPC_ERROR_NO_DRIVER) || g_error_matches (why, CUDAIPC_ERROR,
+      CUDAIPC_ERROR_NO_DEVICE);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  g_print ("libcuda.so.1 loads here, device 0 does not open: %s\n",
+      why->message);
+  fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  msg = pop_error (bus);
+  fail_unless (msg != NULL, "no error posted");
+  fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (sink));
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, missing ?
+          GST_RESOURCE_ERROR_NOT_FOUND : GST_RESOURCE_ERROR_OPEN_READ_WRITE),
+      "%s", err->message);
+  fail_unless_equals_string (err->message, why->message);
+  /* what a machine without a driver would say instead */
+  fail_if (strstr (err->message, "no CUDA driver") != NULL,
+      "a driver loads here, yet: %s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  drop_fallback_errors (bus);
+  fail_if (g_file_test (sock, G_FILE_TEST_EXISTS));
+}
+
+/* A driver and a device: the stopped @sink starts, listens, copies frame
+ * @i from host memory into a slot on the GPU (with driver calls, which the
+ * host backend never makes) and publishes it, and stops. */
+static void
+run_sink_on_gpu (GstHarness * h, GstElement * sink, GstBus * bus,
+    const GstVideoInfo * info, guint i)
+{
+  walk_states (sink, up, 3);
+  fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS),
+      "the sink on the cuda backend does not listen on %s", sock);
+  fail_unless (gst_harness_push_event (h,
+          gst_event_new_stream_start ("harness-cuda")));
+  gst_harness_set_src_caps_str (h, CAPS);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (h, info, i)),
+      GST_FLOW_OK);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "frames-published"), 1);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "copies-from-host"), 1);
+  fail_unless_equals_uint64 (cudaipc_test_stats_uint64 (sink,
+          "copies-from-gpu"), 0);
+  fail_unless (cudaipc_test_stats_uint64 (sink, "driver-calls") > 0,
+      "no driver calls: the frame did not go to the GPU");
+  walk_states (sink, to_null, 1);
+  fail_if (g_file_test (sock, G_FILE_TEST_EXISTS));
+  fail_on_error (bus, "in the sink on the cuda backend");
+}
+
+GST_START_TEST (test_sink_cuda_backend)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
+  gboolean driver = cuda != NULL;
+  CudaIpcDevice *dev = NULL;
+  GError *why = NULL;
+  GstBus *bus;
+  GstVideoInfo info;
+  GstElement *sink;
+  GstHarness *h;
+
+  if (driver) {
+    g_module_close (cuda);
+    /* what the sink must do here: what the library does with device 0 */
+    dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &why);
+    /* the driver keeps descriptors of its own once it initialised */
+    fds_before = cudaipc_test_count_fds ();
+  }
+
+  frame_info (&info);
+  /* the harness plays what it is given: start with the host backend, then
+   * switch the stopped sink to cuda */
+  h = sink_harness_new (sock, &sink);
+  walk_states (sink, to_null, 1);
+  gst_util_set_object_arg (G_OBJECT (sink), "backend", "cuda");
+  bus = gst_bus_new ();
+  gst_element_set_bus (sink, bus);
+
+  if (!driver) {
+    check_sink_without_driver (h, sink, bus, &info);
+  } else if (dev == NULL) {
+    check_sink_without_device (sink, bus, why);
+  } else {
+    guint at_start = cudaipc_test_count_fds (), warm;
+
+    g_print ("on %s\n", cudaipc_device_get_name (dev));
+    run_sink_on_gpu (h, sink, bus, &info, 0);
+    /* the first run made the driver open what it then keeps open (the
+     * interprocess events' descriptor): not the sink's, and a second run
+     * must add none */
+    warm = cudaipc_test_count_fds ();
+    fds_before += warm - at_start;
+    run_sink_on_gpu (h, sink, bus, &info, 1);
+    fail_unless_equals_int (cudaipc_test_count_fds (), warm);
+  }
 
   fail_unless_equals_int (gst_element_set_state (sink, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
@@ -819,7 +942,9 @@ GST_START_TEST (test_sink_without_driver)
   gst_object_unref (bus);
   gst_object_unref (sink);
   gst_harness_teardown (h);
+  g_clear_error (&why);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+  g_clear_pointer (&dev, cudaipc_device_unref);
 }
 
 GST_END_TEST;
@@ -838,7 +963,7 @@ harness_suite (void)
   tcase_add_test (tc, test_sink_state_cycles);
   tcase_add_test (tc, test_sink_settings_apply_at_start);
   tcase_add_test (tc, test_src_state_cycles);
-  tcase_add_test (tc, test_sink_without_driver);
+  tcase_add_test (tc, test_sink_cuda_backend);
   return s;
 }
 

@@ -20,7 +20,8 @@
  *       [--download] [--max-frames M]
  *     cuipcsrc ! [cudadownload ! video/x-raw !] appsink (the capsfilter
  *     keeps cudadownload from passing CUDA memory through to appsink,
- *     which takes anything). Checks every frame against the
+ *     which takes anything), with max-held=0 (every frame, however
+ *     many appsink queues) unless --src sets it. Checks every frame against the
  *     pattern of its offset when it arrives, keeps the last H frames held
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
@@ -590,6 +591,9 @@ run_consumer (const gchar * socket_path)
     return 1;
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  /* a checker sees every frame: no limit on what it holds (appsink queues
+   * frames), unless --src says otherwise */
+  g_object_set (src, "max-held", 0, NULL);
   set_props (src, src_props);
   watch_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);

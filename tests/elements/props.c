@@ -2,8 +2,9 @@
 /*
  * elements suite: cuipcsink and cuipcsrc on their own: registration,
  * properties and their defaults, pad templates, state changes with the
- * host backend, the periodic stats messages, and the errors a user sees for a missing driver, a missing
- * producer or a socket path taken by a live producer.
+ * host backend, the periodic stats messages, and the errors a user sees
+ * for a CUDA device that does not exist (on a machine with a driver or
+ * without), a missing producer or a socket path taken by a live producer.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -18,25 +19,21 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
+#include "cuda-loader.h"
 #include "test-util.h"
 
-static gchar *tmpdir;
 static gchar *sock;
 
 static void
 setup (void)
 {
-  tmpdir = g_dir_make_tmp ("cudaipc-props-XXXXXX", NULL);
-  sock = g_build_filename (tmpdir, "p.sock", NULL);
+  sock = cudaipc_test_socket_path ("props", "p.sock");
 }
 
 static void
 teardown (void)
 {
-  g_unlink (sock);
-  g_rmdir (tmpdir);
-  g_free (sock);
-  g_free (tmpdir);
+  cudaipc_test_socket_remove (&sock);
 }
 
 static void
@@ -169,13 +166,13 @@ GST_START_TEST (test_sink_state_changes_host)
 
 GST_END_TEST;
 
-static gchar *
-state_error (GstElement * element, GstState state)
+/* The error @element posts when it fails to reach @state. */
+static GError *
+state_gerror (GstElement * element, GstState state)
 {
   GstBus *bus = gst_bus_new ();
   GstMessage *msg;
   GError *err = NULL;
-  gchar *text;
 
   gst_element_set_bus (element, bus);
   fail_unless (gst_element_set_state (element, state) ==
@@ -183,34 +180,64 @@ state_error (GstElement * element, GstState state)
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   fail_unless (msg != NULL, "no error message posted");
   gst_message_parse_error (msg, &err, NULL);
-  text = g_strdup (err->message);
-  g_clear_error (&err);
   gst_message_unref (msg);
   gst_element_set_state (element, GST_STATE_NULL);
   gst_element_set_bus (element, NULL);
   gst_object_unref (bus);
+  return err;
+}
+
+/* The text of that error. */
+static gchar *
+state_error (GstElement * element, GstState state)
+{
+  GError *err = state_gerror (element, state);
+  gchar *text = g_strdup (err->message);
+
+  g_error_free (err);
   return text;
 }
 
-GST_START_TEST (test_sink_without_driver)
+/* A device-id no machine has: the sink does not start, on any machine,
+ * and says why in this machine's terms: no driver where libcuda.so.1 does
+ * not load, else how many devices this process sees (or why the driver
+ * did not initialise). harness.c checks device 0 where there is a driver
+ * and where there is none. */
+GST_START_TEST (test_sink_device_that_cannot_exist)
 {
   GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
   GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
-  gchar *text;
+  gboolean driver = cuda != NULL;
+  guint fds_before;
+  GError *err;
 
   if (cuda) {
-    /* a machine with a driver: this error path is not reachable here */
     g_module_close (cuda);
-    gst_object_unref (sink);
-    return;
+    /* the driver, once it initialised, keeps descriptors of its own: they
+     * are not the sink's */
+    cudaipc_cuda_load (NULL);
   }
-  g_object_set (sink, "socket-path", sock, NULL);
+  fds_before = cudaipc_test_count_fds ();
+  g_object_set (sink, "socket-path", sock, "device-id", 4096, NULL);
   gst_util_set_object_arg (G_OBJECT (sink), "backend", "cuda");
-  text = state_error (sink, GST_STATE_PAUSED);
-  fail_unless (strstr (text, "libcuda.so.1") || strstr (text, "CUDA"),
-      "unclear error: %s", text);
-  g_free (text);
+  err = state_gerror (sink, GST_STATE_PAUSED);
+  GST_INFO ("device-id=4096: %s", err->message);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NOT_FOUND), "%s", err->message);
+  if (!driver) {
+    fail_unless (strstr (err->message, "no CUDA driver") &&
+        strstr (err->message, "libcuda.so.1"), "unclear error: %s",
+        err->message);
+  } else {
+    fail_unless (strstr (err->message, "no CUDA device 4096: this process "
+            "sees ") || strstr (err->message, "cuInit"), "unclear error: %s",
+        err->message);
+  }
+  g_error_free (err);
+  /* nothing for consumers to find */
+  fail_if (g_file_test (sock, G_FILE_TEST_EXISTS));
   gst_object_unref (sink);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -239,18 +266,39 @@ GST_START_TEST (test_sink_path_of_live_producer)
 
 GST_END_TEST;
 
+/* No producer: the state change returns at once (a live source waits in
+ * its streaming thread), and after connect-timeout the error names the
+ * socket and the setting to raise. */
 GST_START_TEST (test_src_no_producer)
 {
   GstElement *src = gst_element_factory_make ("cuipcsrc", NULL);
+  GstElement *pipe = gst_pipeline_new (NULL);
+  GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+  GstBus *bus = gst_element_get_bus (pipe);
   gint64 t0 = g_get_monotonic_time ();
-  gchar *text;
+  GstMessage *msg;
+  GError *err = NULL;
 
   g_object_set (src, "socket-path", sock, "connect-timeout", 300, NULL);
-  text = state_error (src, GST_STATE_PLAYING);
+  gst_bin_add_many (GST_BIN (pipe), src, sink, NULL);
+  fail_unless (gst_element_link (src, sink));
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (g_get_monotonic_time () - t0 < 250 * 1000,
+      "the state change waited for the producer");
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error posted");
   fail_unless (g_get_monotonic_time () - t0 >= 250 * 1000);
-  fail_unless (strstr (text, sock) != NULL, "unclear error: %s", text);
-  g_free (text);
-  gst_object_unref (src);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, sock) != NULL, "unclear error: %s",
+      err->message);
+  fail_unless (strstr (err->message, "connect-timeout") != NULL,
+      "the error does not name connect-timeout: %s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipe);
 }
 
 GST_END_TEST;
@@ -367,19 +415,31 @@ GST_START_TEST (test_stats_messages)
     fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (appsrc),
             small_frame (i)), GST_FLOW_OK);
 
-  /* the sink's message carries the per-consumer counters */
+  /* the sink's totals, then one flat message per consumer, as
+   * gst-launch-1.0 -m prints them readably (no nested structures) */
   st = wait_count_message (pbus, "cudaipcsink-stats", "frames-published", 5);
+  fail_if (gst_structure_has_field (st, "client-stats"));
+  for (gint i = 0; i < gst_structure_n_fields (st); i++)
+    fail_if (G_VALUE_TYPE (gst_structure_get_value (st,
+                gst_structure_nth_field_name (st, i))) == GST_TYPE_STRUCTURE ||
+        G_VALUE_TYPE (gst_structure_get_value (st,
+                gst_structure_nth_field_name (st, i))) == GST_TYPE_ARRAY);
+  gst_structure_free (st);
+  st = wait_count_message (pbus, "cudaipcsink-client-stats", "frames-sent", 5);
+  fail_unless_equals_string (gst_structure_get_string (st, "name"),
+      "watcher");
+  {
+    g_autofree gchar *text = gst_structure_to_string (st);
+
+    /* nothing escaped: every field reads as it is */
+    fail_if (strchr (text, '\\') != NULL, "escaped: %s", text);
+  }
+  gst_structure_free (st);
+  /* the property still has the array, for programs */
+  g_object_get (sink, "stats", &st, NULL);
   clients = gst_structure_get_value (st, "client-stats");
   fail_unless (clients != NULL);
   fail_unless_equals_int (gst_value_array_get_size (clients), 1);
-  {
-    const GstStructure *c =
-        gst_value_get_structure (gst_value_array_get_value (clients, 0));
-
-    fail_unless_equals_string (gst_structure_get_string (c, "name"),
-        "watcher");
-    fail_unless_equals_int (get_u64 (c, "frames-sent"), 5);
-  }
   gst_structure_free (st);
 
   /* and the source's, its own */
@@ -423,7 +483,7 @@ props_suite (void)
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_pad_templates);
   tcase_add_test (tc, test_sink_state_changes_host);
-  tcase_add_test (tc, test_sink_without_driver);
+  tcase_add_test (tc, test_sink_device_that_cannot_exist);
   tcase_add_test (tc, test_sink_path_of_live_producer);
   tcase_add_test (tc, test_src_no_producer);
   tcase_add_test (tc, test_stats_messages);
