@@ -25,8 +25,13 @@ n=$(find "$stage" -type f | wc -l)
 
 export GST_PLUGIN_PATH_1_0="$stage$dir/gstreamer-1.0"
 export GST_REGISTRY_1_0="$stage/registry.bin"
+# a sanitized build (tests/sanitize.sh): the tool needs the runtime
+preload=()
+if [ -n "${CUDAIPC_TOOL_PRELOAD:-}" ]; then
+  preload=(env LD_PRELOAD="$CUDAIPC_TOOL_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
+fi
 for name in cuipcsink cuipcsrc; do
-  gst-inspect-1.0 "$name" | grep "Filename *$want" >/dev/null ||
+  "${preload[@]}" gst-inspect-1.0 "$name" | grep "Filename *$want" >/dev/null ||
     { echo "FAIL: gst-inspect-1.0 $name does not describe $want"; exit 1; }
 done
 echo "ok: $want"

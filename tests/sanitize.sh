@@ -25,8 +25,12 @@ fi
 ninja -C "$build" >/dev/null
 
 # Plugins are scanned in-process: the sanitized plugin cannot be loaded by
-# the system's unsanitized plugin scanner.
+# the system's unsanitized plugin scanner. Tests that run GStreamer's own
+# tools (gst-inspect-1.0, gst-launch-1.0) preload the sanitizer's runtime
+# into them, so that they can load the sanitized plugin.
 export GST_REGISTRY_FORK=no
+CUDAIPC_TOOL_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
+export CUDAIPC_TOOL_PRELOAD
 export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 meson test -C "$build" --suite libs --suite elements --suite fuzz \

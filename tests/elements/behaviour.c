@@ -297,10 +297,17 @@ GST_START_TEST (test_sigint_ends_waiting_consumer)
 {
   g_autofree gchar *arg = g_strdup_printf ("socket-path=%s", sock);
   g_autofree gchar *launcher = g_find_program_in_path ("gst-launch-1.0");
-  gchar *argv[] = { launcher, (gchar *) "-e",
+  const gchar *runtime = g_getenv ("CUDAIPC_TOOL_PRELOAD");
+  g_autofree gchar *preload = runtime ? g_strdup_printf ("LD_PRELOAD=%s",
+      runtime) : NULL;
+  /* a sanitized build: gst-launch-1.0 needs the sanitizer's runtime to
+   * load the plugin (tests/sanitize.sh) */
+  gchar *with_runtime[] = { (gchar *) "/usr/bin/env", preload,
+    (gchar *) "ASAN_OPTIONS=detect_leaks=0", launcher, (gchar *) "-e",
     (gchar *) "cuipcsrc", arg, (gchar *) "connect-timeout=0",
     (gchar *) "!", (gchar *) "fakesink", NULL
   };
+  gchar **argv = runtime ? with_runtime : with_runtime + 3;
   gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC, t0;
   Node *n;
 

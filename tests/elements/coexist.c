@@ -157,7 +157,6 @@ run_child (const gchar * registry, const gchar * sysdir)
   env = g_environ_setenv (env, "GST_PLUGIN_SYSTEM_PATH_1_0", sysdir, TRUE);
   env = g_environ_setenv (env, "GST_PLUGIN_PATH_1_0", ours, TRUE);
   env = g_environ_unsetenv (env, "GST_PLUGIN_PATH");
-  env = g_environ_unsetenv (env, "GST_REGISTRY_FORK");
   fail_unless (g_spawn_sync (NULL, argv, env, G_SPAWN_DEFAULT, NULL, NULL,
           &out, &err, &status, &error), "spawn: %s",
       error ? error->message : "");
