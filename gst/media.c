@@ -143,6 +143,18 @@ cudaipc_media_check_layout (const CudaIpcFrameMsg * f,
 
 /* Events */
 
+GstClockTime
+cudaipc_media_frame_duration (GstCaps * caps)
+{
+  const GstStructure *s = caps ? gst_caps_get_structure (caps, 0) : NULL;
+  gint n = 0, d = 0;
+
+  if (s == NULL || !gst_structure_get_fraction (s, "framerate", &n, &d) ||
+      n <= 0 || d <= 0)
+    return GST_CLOCK_TIME_NONE;
+  return gst_util_uint64_scale_int (GST_SECOND, d, n);
+}
+
 /* The producer's side */
 
 /* The GstBufferFlags a consumer may see: no mini-object flags, no

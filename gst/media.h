@@ -46,6 +46,10 @@ void cudaipc_media_describe_buffer (GstBuffer * buf, const GstVideoInfo * info,
 void cudaipc_media_apply_frame (GstBuffer * buf, const CudaIpcFrameMsg * frame,
     const GstVideoInfo * info);
 
+/* The frame duration of @caps' fixed positive frame rate, else
+ * GST_CLOCK_TIME_NONE. */
+GstClockTime cudaipc_media_frame_duration (GstCaps * caps);
+
 /* The payload of @event (EOS, SEGMENT, TAG or a custom event) as the text
  * an EVENT message carries, which cudaipc_media_parse_event() reads back:
  * a SEGMENT as a "cudaipc-segment" structure, a TAG as a tag list, any

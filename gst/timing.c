@@ -72,3 +72,29 @@ cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
   }
   gst_clear_object (&clock);
 }
+
+gboolean
+cudaipc_timing_offset_segment (GstElement * element, GstSegment * segment,
+    GstClockTime clock_time, GstClockTime pts)
+{
+  GstClockTime here, dts;
+  guint64 there;
+  GstSegment seg = *segment;
+
+  pts = cudaipc_timing_sane (pts);
+  if (!GST_CLOCK_TIME_IS_VALID (pts))
+    return FALSE;
+  cudaipc_timing_from_monotonic (element, clock_time, pts,
+      GST_CLOCK_TIME_NONE, &here, &dts);
+  if (!GST_CLOCK_TIME_IS_VALID (here) ||
+      gst_segment_to_running_time_full (&seg, GST_FORMAT_TIME, pts,
+          &there) != 1 ||
+      !gst_segment_offset_running_time (&seg, GST_FORMAT_TIME,
+          (gint64) here - (gint64) there))
+    return FALSE;
+  GST_DEBUG_OBJECT (element, "the producer's running time %" GST_TIME_FORMAT
+      " is %" GST_TIME_FORMAT " here", GST_TIME_ARGS (there),
+      GST_TIME_ARGS (here));
+  *segment = seg;
+  return TRUE;
+}

@@ -35,6 +35,16 @@ void cudaipc_timing_from_monotonic (GstElement * element,
     GstClockTime clock_time, GstClockTime pts, GstClockTime dts,
     GstClockTime * out_pts, GstClockTime * out_dts);
 
+/* The consumer, passthrough: moves @segment (the producer's) so that the
+ * running time of a frame of @pts in it is, in @element's pipeline, the
+ * moment the frame's @clock_time stands for; its start, stop, time and
+ * position stay as they are (gst_segment_offset_running_time()). A sink
+ * that syncs then plays the producer's timestamps in time, whatever the
+ * two pipelines' base times. FALSE, @segment untouched, where that cannot
+ * be told yet (no clock, no valid time, @pts outside @segment). */
+gboolean cudaipc_timing_offset_segment (GstElement * element,
+    GstSegment * segment, GstClockTime clock_time, GstClockTime pts);
+
 /* A time a peer sent, kept far from where signed arithmetic on it could
  * overflow: GST_CLOCK_TIME_NONE when 2^62 ns or more. */
 GstClockTime cudaipc_timing_sane (guint64 t);

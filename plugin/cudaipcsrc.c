@@ -417,25 +417,11 @@ apply_caps (GstCuIpcSrc * self, GstCaps * plain)
   return ok;
 }
 
-/* The frame duration of @caps, GST_CLOCK_TIME_NONE where the frame rate
- * is not a fixed positive one. */
-static GstClockTime
-caps_frame_duration (GstCaps * caps)
-{
-  const GstStructure *s = caps ? gst_caps_get_structure (caps, 0) : NULL;
-  gint n = 0, d = 0;
-
-  if (s == NULL || !gst_structure_get_fraction (s, "framerate", &n, &d) ||
-      n <= 0 || d <= 0)
-    return GST_CLOCK_TIME_NONE;
-  return gst_util_uint64_scale_int (GST_SECOND, d, n);
-}
-
 /* A new frame rate changes the latency: the bin asks again. */
 static void
 update_latency (GstCuIpcSrc * self, GstCaps * caps)
 {
-  GstClockTime duration = caps_frame_duration (caps);
+  GstClockTime duration = cudaipc_media_frame_duration (caps);
 
   if (duration == self->frame_duration)
     return;
@@ -466,38 +452,23 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
 
 /* Frames */
 
-/* passthrough: the producer's segment goes out with its running time
- * moved so that this frame's running time here is the moment its PTS
- * stands for (its clock_time): a sink that syncs plays the producer's
- * timestamps in time, whatever the two pipelines' base times. */
+/* passthrough: with the first frame of a connection (or after a new
+ * segment), the producer's segment goes out moved onto this pipeline's
+ * running time (timing.h) */
 static void
 offset_producer_segment (GstCuIpcSrc * self, const CudaIpcFrameMsg * f)
 {
-  GstClockTime pts = cudaipc_timing_sane (f->pts), here, dts;
   GstSegment seg;
-  guint64 there;
 
-  if (!self->segment_needs_offset || !GST_CLOCK_TIME_IS_VALID (pts))
+  if (!self->segment_needs_offset)
     return;
-  cudaipc_timing_from_monotonic (GST_ELEMENT (self), f->clock_time, f->pts,
-      f->dts, &here, &dts);
-  if (!GST_CLOCK_TIME_IS_VALID (here))
-    return;
-  if (self->have_producer_segment) {
-    seg = self->producer_segment;
-  } else {
-    gst_segment_init (&seg, GST_FORMAT_TIME);
-  }
-  if (gst_segment_to_running_time_full (&seg, GST_FORMAT_TIME, pts,
-          &there) != 1)
+  if (!self->have_producer_segment)
+    gst_segment_init (&self->producer_segment, GST_FORMAT_TIME);
+  seg = self->producer_segment;
+  if (!cudaipc_timing_offset_segment (GST_ELEMENT (self), &seg,
+          f->clock_time, f->pts))
     return;
   self->segment_needs_offset = FALSE;
-  if (!gst_segment_offset_running_time (&seg, GST_FORMAT_TIME,
-          (gint64) here - (gint64) there))
-    return;
-  GST_DEBUG_OBJECT (self, "the producer's running time %" GST_TIME_FORMAT
-      " is %" GST_TIME_FORMAT " here", GST_TIME_ARGS (there),
-      GST_TIME_ARGS (here));
   if (gst_base_src_new_segment (GST_BASE_SRC (self), &seg))
     self->segment_pending = TRUE;
 }

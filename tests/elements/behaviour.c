@@ -22,6 +22,11 @@
  *    consumer" logged only while the sink waits.
  *
  * CUDAIPC_SLOW_SECONDS (default 60) sets how long the slow consumer runs.
+ *
+ * Built again with CUDAIPC_TEST_GPU for the gpu suite: the producers'
+ * rings on the GPU (cudaupload in front of the sink, backend=cuda), the
+ * consumers importing them, all in this process (CK_FORK=no there: CUDA
+ * does not survive a fork).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -34,8 +39,17 @@
 #include <gst/check/gstcheck.h>
 
 #include "ipc-nodes.h"
+#include "test-pattern.h"
 
 #define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
+
+#ifdef CUDAIPC_TEST_GPU
+#define TO_SINK "cudaupload ! video/x-raw(memory:CUDAMemory) ! "
+#define BACKEND "cuda"
+#else
+#define TO_SINK ""
+#define BACKEND "host"
+#endif
 
 static gchar *dir;
 
@@ -75,8 +89,8 @@ launch (const gchar * format, ...)
 static GstElement *
 producer (const gchar * path, const gchar * props)
 {
-  GstElement *p = launch ("videotestsrc is-live=true ! " CAPS " ! "
-      "cuipcsink name=sink backend=host socket-path=%s %s", path,
+  GstElement *p = launch ("videotestsrc is-live=true ! " CAPS " ! " TO_SINK
+      "cuipcsink name=sink backend=" BACKEND " socket-path=%s %s", path,
       props ? props : "");
 
   fail_if (gst_element_set_state (p, GST_STATE_PLAYING) ==
@@ -457,8 +471,8 @@ trial_start (Trial * t, const gchar * path, const gchar * on_full)
       "wait-for-connection=true", on_full);
 
   memset (t, 0, sizeof (*t));
-  t->producer = launch ("videotestsrc is-live=true ! " CAPS " ! cuipcsink "
-      "name=sink backend=host socket-path=%s %s", path, props);
+  t->producer = launch ("videotestsrc is-live=true ! " CAPS " ! " TO_SINK
+      "cuipcsink name=sink backend=" BACKEND " socket-path=%s %s", path, props);
   watch (t->producer, G_CALLBACK (count_left), &t->left);
   t->slow = launch ("cuipcsrc name=src socket-path=%s client-name=slow ! "
       "identity sleep-time=200000 ! fakesink sync=false", path);
@@ -557,7 +571,7 @@ GST_START_TEST (test_connection_messages)
   s = gst_message_get_structure (msg);
   fail_unless_equals_string (gst_structure_get_string (s, "socket-path"), sock);
   fail_unless_equals_string (gst_structure_get_string (s, "producer"), "sink");
-  fail_unless_equals_string (gst_structure_get_string (s, "backend"), "host");
+  fail_unless_equals_string (gst_structure_get_string (s, "backend"), BACKEND);
   fail_unless (gst_structure_get_uint (s, "ring-size", &ring));
   fail_unless_equals_int (ring, 4);
   fail_unless (g_str_has_prefix (gst_structure_get_string (s, "caps"),
@@ -732,4 +746,14 @@ behaviour_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (behaviour);
+int
+main (int argc, char **argv)
+{
+  gst_check_init (&argc, &argv);
+#ifdef CUDAIPC_TEST_GPU
+  if (!cudaipc_test_have_gpu ())
+    return CUDAIPC_TEST_SKIP;
+#endif
+  return gst_check_run_suite (behaviour_suite (), "behaviour-" BACKEND,
+      __FILE__);
+}

@@ -37,8 +37,7 @@ load (const gchar * env)
 
   fail_unless (path != NULL, "%s is not set", env);
   plugin = gst_plugin_load_file (path, &err);
-  fail_unless (plugin != NULL, "loading %s: %s", path,
-      err ? err->message : "");
+  fail_unless (plugin != NULL, "loading %s: %s", path, err ? err->message : "");
   return plugin;
 }
 
@@ -137,6 +136,10 @@ child_main (int argc, char **argv)
           "! cuipcsink name=e socket-path=@coexist-test", "e"));
   g_print ("launch-cuipcsrc=%s\n", type_in_pipeline ("cuipcsrc name=e "
           "socket-path=@coexist-test ! fakesink", "e"));
+  /* ours is loaded now: the shared names kept their meaning */
+  g_print ("loaded-owner-cudaipcsink=%s\n", owner_of ("cudaipcsink"));
+  g_print ("loaded-owner-cudaipcsrc=%s\n", owner_of ("cudaipcsrc"));
+  g_print ("loaded-factory-cudaipcsink=%s\n", type_of_factory ("cudaipcsink"));
   gst_deinit ();
   return 0;
 }
@@ -179,6 +182,11 @@ check_report (const gchar * report, const gchar * when)
      * nvcodec >= 1.24 see, and why the names above exist */
     "owner-cudaipcsink=nvcodec\n",
     "owner-cudaipcsrc=nvcodec\n",
+    /* and loading ours does not take them back in the middle of a
+     * process */
+    "loaded-owner-cudaipcsink=nvcodec\n",
+    "loaded-owner-cudaipcsrc=nvcodec\n",
+    "loaded-factory-cudaipcsink=GstCudaIpcSink\n",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
