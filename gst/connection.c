@@ -406,6 +406,13 @@ probe_existing (const struct sockaddr_un *addr, socklen_t addr_len)
 gint
 cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out)
 {
+  return cudaipc_socket_listen_owned (name, mode, fd_out, NULL);
+}
+
+gint
+cudaipc_socket_listen_owned (const gchar * name, guint mode, int *fd_out,
+    CudaIpcSocketFile * file)
+{
   cudaipc_autofd int fd = -1;
   struct sockaddr_un addr;
   socklen_t addr_len;
@@ -446,6 +453,17 @@ cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out)
     unlink (addr.sun_path);
     return ret;
   }
+  if (file) {
+    struct stat st;
+
+    memset (file, 0, sizeof (*file));
+    /* at once after bind(): the file is ours from here */
+    if (!abstract && lstat (addr.sun_path, &st) == 0) {
+      file->valid = TRUE;
+      file->dev = st.st_dev;
+      file->ino = st.st_ino;
+    }
+  }
 
   if (listen (fd, LISTEN_BACKLOG) < 0) {
     ret = -errno;
@@ -455,6 +473,24 @@ cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out)
   }
 
   *fd_out = cudaipc_steal_fd (&fd);
+  return 0;
+}
+
+gint
+cudaipc_socket_unlink_owned (const gchar * name,
+    const CudaIpcSocketFile * file)
+{
+  struct stat st;
+
+  if (name == NULL || is_abstract (name) || file == NULL || !file->valid)
+    return 0;
+  if (lstat (name, &st) < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (!S_ISSOCK (st.st_mode) || (guint64) st.st_dev != file->dev ||
+      (guint64) st.st_ino != file->ino)
+    return -ESTALE;
+  if (unlink (name) < 0 && errno != ENOENT)
+    return -errno;
   return 0;
 }
 

@@ -54,6 +54,25 @@ gint cudaipc_conn_get_peer_cred (const CudaIpcConn * conn, pid_t * pid,
  * socket address holds -ENAMETOOLONG. The file (not for abstract names)
  * gets permissions @mode. */
 gint cudaipc_socket_listen (const gchar * name, guint mode, int *fd_out);
+
+/* Which file a listener bound: its device and inode, for removing it
+ * later only if it is still that file. */
+typedef struct
+{
+  gboolean valid;               /* FALSE for an abstract name */
+  guint64 dev;
+  guint64 ino;
+} CudaIpcSocketFile;
+
+/* cudaipc_socket_listen() that also tells which file it bound. */
+gint cudaipc_socket_listen_owned (const gchar * name, guint mode,
+    int *fd_out, CudaIpcSocketFile * file);
+/* Removes @name only if it is still the socket @file names (the same
+ * device and inode): never another producer's socket, never a file put
+ * there meanwhile. Returns 0, -ESTALE (something else is there: left
+ * alone) or a negative errno. */
+gint cudaipc_socket_unlink_owned (const gchar * name,
+    const CudaIpcSocketFile * file);
 /* The longest socket name, in bytes (107 on Linux: sun_path without its
  * NUL; an abstract name "@x" has as many). */
 gsize cudaipc_socket_max_name (void);

@@ -80,6 +80,7 @@ struct _CudaIpcServer
   CudaIpcServerCallbacks callbacks;
   gpointer user_data;
   int listen_fd;                /* until stop() */
+  CudaIpcSocketFile socket_file;        /* the file listen_fd is bound to */
   int wake_fd;
   GThread *thread;              /* until stop() */
 

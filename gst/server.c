@@ -96,7 +96,8 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     g_array_append_val (s->peer_gids, gid);
   }
 
-  ret = cudaipc_socket_listen (socket_name, config->mode, &s->listen_fd);
+  ret = cudaipc_socket_listen_owned (socket_name, config->mode,
+      &s->listen_fd, &s->socket_file);
   if (ret < 0) {
     s->listen_fd = -1;          /* not ours: stop() must not remove it */
     if (ret == -EADDRINUSE)
@@ -175,8 +176,15 @@ cudaipc_server_stop (CudaIpcServer * s)
 
   cudaipc_close_fd (&s->wake_fd);
   if (s->listen_fd >= 0) {
+    gint ret;
+
     cudaipc_close_fd (&s->listen_fd);
-    cudaipc_socket_unlink (s->socket_name);
+    /* only the socket it bound: not another producer's that replaced it,
+     * nor any other file put there meanwhile */
+    ret = cudaipc_socket_unlink_owned (s->socket_name, &s->socket_file);
+    if (ret == -ESTALE)
+      GST_WARNING ("%s: %s is no longer the socket this producer bound: "
+          "left as it is", s->name, s->socket_name);
   }
 }
 

@@ -141,7 +141,8 @@ CudaIpcServer *cudaipc_server_new (CudaIpcDevice * dev,
 /* Stops (if not yet) and frees. */
 void cudaipc_server_free (CudaIpcServer * server);
 /* Says BYE (NORMAL) to every client, ends the I/O thread, closes and
- * removes the socket and frees the ring. Afterwards only the get_*
+ * removes the socket file (only while it is still the one it bound) and
+ * frees the ring. Afterwards only the get_*
  * functions (with the counters as they were) and free() may be called. */
 void cudaipc_server_stop (CudaIpcServer * server);
 

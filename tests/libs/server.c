@@ -587,6 +587,42 @@ GST_START_TEST (test_busy_and_stop)
 
 GST_END_TEST;
 
+/* A producer's stop removes its socket file only while it is still the
+ * socket it bound: not a second producer's that took the path after the
+ * first one's was removed, and not a regular file put there. */
+GST_START_TEST (test_stop_removes_only_its_socket)
+{
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcServer *a = start_server (2), *b;
+  CudaIpcConn *c;
+  FILE *f;
+
+  fail_unless_equals_int (g_unlink (sock_path), 0);
+  b = start_server_with (&config);
+  cudaipc_server_free (a);
+  fail_unless (g_file_test (sock_path, G_FILE_TEST_EXISTS),
+      "the first producer's stop removed the second one's socket");
+  /* and the second is still reachable there */
+  c = join ("after");
+  cudaipc_conn_free (c);
+  expect_notice ("left after");
+  cudaipc_server_free (b);
+  fail_if (g_file_test (sock_path, G_FILE_TEST_EXISTS));
+
+  a = start_server (2);
+  fail_unless_equals_int (g_unlink (sock_path), 0);
+  f = fopen (sock_path, "w");
+  fail_unless (f != NULL);
+  fputs ("not a socket\n", f);
+  fclose (f);
+  cudaipc_server_free (a);
+  fail_unless (g_file_test (sock_path, G_FILE_TEST_IS_REGULAR),
+      "a regular file at the path was removed");
+  fail_unless_equals_int (g_unlink (sock_path), 0);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_stop_says_bye)
 {
   CudaIpcServer *s = start_server (2);
@@ -1539,6 +1575,7 @@ server_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_handshake);
   tcase_add_test (tc, test_busy_and_stop);
+  tcase_add_test (tc, test_stop_removes_only_its_socket);
   tcase_add_test (tc, test_stop_says_bye);
   tcase_add_test (tc, test_version_mismatch);
   tcase_add_test (tc, test_backend_mismatch);
