@@ -8,13 +8,85 @@
 #include "media.h"
 #include "error.h"
 
+/* Bounds before parsing */
+
+gboolean
+cudaipc_media_check_nesting (const gchar * str, guint max_depth,
+    GError ** error)
+{
+  guint depth = 0, deepest = 0;
+  gboolean quoted = FALSE;
+
+  /* every bracket of GStreamer's serialization: lists {}, arrays <>,
+   * ranges and nested structures [], types () */
+  for (const gchar * c = str; *c; c++) {
+    if (quoted) {
+      if (*c == '\\' && c[1])
+        c++;
+      else if (*c == '"')
+        quoted = FALSE;
+      continue;
+    }
+    switch (*c) {
+      case '"':
+        quoted = TRUE;
+        break;
+      case '{':
+      case '<':
+      case '[':
+      case '(':
+        if (++depth > deepest)
+          deepest = depth;
+        if (deepest > max_depth) {
+          g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+              "nested more than %u deep", max_depth);
+          return FALSE;
+        }
+        break;
+      case '}':
+      case '>':
+      case ']':
+      case ')':
+        if (depth > 0)
+          depth--;
+        break;
+      default:
+        break;
+    }
+  }
+  return TRUE;
+}
+
 /* Caps */
+
+/* A field that a string gives back unfixed where its caps were fixed:
+ * a flag set (nvh264dec's GstVideoMultiviewFlagsSet); fixating one is
+ * cheap. Anything else unfixed (a list, a range) the producer never sends
+ * for fixed caps. */
+static gboolean
+only_flagsets_unfixed (GQuark field, const GValue * value, gpointer data)
+{
+  if (gst_value_is_fixed (value) || GST_VALUE_HOLDS_FLAG_SET (value))
+    return TRUE;
+  *(const gchar **) data = g_quark_to_string (field);
+  return FALSE;
+}
 
 GstCaps *
 cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
     GError ** error)
 {
+  g_autoptr (GError) err = NULL;
+  const gchar *unfixed = NULL;
   GstCaps *caps;
+
+  /* bounded before GStreamer parses and copies it: its parser and value
+   * copies recurse once per level */
+  if (!cudaipc_media_check_nesting (str, CUDAIPC_MAX_CAPS_NESTING, &err)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "not fixed raw-video caps: %s", err->message);
+    return NULL;
+  }
 
   /* Caps name GstVideo types (nvh264dec's carry a GstVideoMultiviewFlagsSet
    * field): a string naming a type this process has not registered yet
@@ -27,8 +99,15 @@ cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
         "not one caps structure");
     return NULL;
   }
-  /* Some fields do not survive a round trip through a string as fixed
-   * values (nvh264dec's multiview flag set, for one): fixate them. */
+  /* only fixed caps: nothing to fixate but the flag sets a string gives
+   * back unfixed */
+  if (!gst_structure_foreach (gst_caps_get_structure (caps, 0),
+          only_flagsets_unfixed, &unfixed)) {
+    gst_caps_unref (caps);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "caps that are not fixed (field %s)", unfixed);
+    return NULL;
+  }
   if (!gst_caps_is_fixed (caps))
     caps = gst_caps_fixate (caps);
   caps = gst_caps_make_writable (caps);
@@ -39,6 +118,13 @@ cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
           "video/x-raw") || !gst_video_info_from_caps (info, caps)) {
     gst_caps_unref (caps);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "not raw video");
+    return NULL;
+  }
+  if (GST_VIDEO_INFO_WIDTH (info) <= 0 || GST_VIDEO_INFO_HEIGHT (info) <= 0) {
+    gst_caps_unref (caps);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "raw video of %d x %d pixels", GST_VIDEO_INFO_WIDTH (info),
+        GST_VIDEO_INFO_HEIGHT (info));
     return NULL;
   }
   return caps;
@@ -389,6 +475,14 @@ parse_segment (const gchar * str, GstSegment * seg, const gchar ** why)
 GstEvent *
 cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
 {
+  g_autoptr (GError) err = NULL;
+
+  if (!cudaipc_media_check_nesting (m->structure, CUDAIPC_MAX_EVENT_NESTING,
+          &err)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "event structure %s", err->message);
+    return NULL;
+  }
   switch (m->event_type) {
     case GST_EVENT_EOS:
       return gst_event_new_eos ();

@@ -18,10 +18,23 @@
 
 G_BEGIN_DECLS
 
-/* A CAPS message's string as one fixed raw-video structure, with no caps
- * features (the memory feature is the consumer's choice), and its video
- * info in @info. Fields that do not come back fixed from a string (a
- * multiview flag set, for one) are fixated. */
+/* How deep a producer's caps and event structures may nest brackets
+ * (lists, arrays, ranges, nested structures, types): raw-video caps have
+ * types alone; a custom event may carry a few levels. */
+#define CUDAIPC_MAX_CAPS_NESTING 2
+#define CUDAIPC_MAX_EVENT_NESTING 8
+
+/* Checks, before any parsing, that @str nests brackets at most @max_depth
+ * deep (outside quoted strings); CUDAIPC_ERROR_LIMIT otherwise. */
+gboolean cudaipc_media_check_nesting (const gchar * str, guint max_depth,
+    GError ** error);
+
+/* A CAPS message's string as one fixed raw-video structure of a positive
+ * width and height, with no caps features (the memory feature is the
+ * consumer's choice), and its video info in @info. Nesting is bounded
+ * before anything is parsed (CUDAIPC_MAX_CAPS_NESTING); caps that are not
+ * fixed are refused, but for the flag sets a string gives back unfixed (a
+ * multiview flag set), which are fixated. */
 GstCaps *cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
     GError ** error);
 

@@ -113,6 +113,23 @@ protocol_seeds (const gchar * dir)
   m.u.bye.text = "protocol version 2 is not supported";
   seed_msg (dir, "bye", &m);
 
+  {
+    GString *deep = g_string_new ("video/x-raw, format=(string)GRAY8, "
+        "width=(int)64, height=(int)4, framerate=(fraction)30/1, x=(int)");
+
+    /* nested far beyond what a consumer parses (media.h) */
+    for (guint i = 0; i < 2000; i++)
+      g_string_append_c (deep, '{');
+    g_string_append_c (deep, '1');
+    for (guint i = 0; i < 2000; i++)
+      g_string_append_c (deep, '}');
+    cudaipc_msg_init (&m, CUDAIPC_MSG_CAPS);
+    m.u.caps.caps_id = 9;
+    m.u.caps.caps = deep->str;
+    seed_msg (dir, "caps-nested", &m);
+    g_string_free (deep, TRUE);
+  }
+
   cudaipc_msg_init (&m, CUDAIPC_MSG_BYE);
   m.u.bye.reason = CUDAIPC_BYE_LOCAL;
   m.u.bye.text = "this consumer could not import slot 0";

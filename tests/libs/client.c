@@ -999,16 +999,18 @@ GST_START_TEST (test_cancel_receive)
 
 GST_END_TEST;
 
-GST_START_TEST (test_caps_fixated)
+/* Only fixed caps: a list is refused; a flag set, which a string gives
+ * back unfixed from fixed caps (nvh264dec's multiview flags), is fixated. */
+GST_START_TEST (test_caps_fixed_only)
 {
   CudaIpcClientItem item;
 
   connect_ok ();
   send_ring (GEN, 1);
   send_slots ();
-  /* a list: not fixed after parsing */
   send_caps (1, "video/x-raw, format=(string)GRAY8, width=(int)64, "
-      "height=(int)4, framerate=(fraction){ 30/1, 15/1 }");
+      "height=(int)4, framerate=(fraction)30/1, "
+      "multiview-flags=(GstVideoMultiviewFlagsSet)0:ffffffff");
   send_frame (0, 0);
   receive_frame (&item);
   fail_unless (gst_caps_is_fixed (item.frame.caps));
@@ -1017,6 +1019,90 @@ GST_START_TEST (test_caps_fixated)
           GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY));
   cudaipc_client_item_clear (&item);
   expect_release (GEN, 0, 0);
+
+  /* a list: the producer sends fixed caps, or is broken */
+  send_caps (2, "video/x-raw, format=(string)GRAY8, width=(int)64, "
+      "height=(int)4, framerate=(fraction){ 30/1, 15/1 }");
+  expect_broken ("caps that are not fixed (field framerate)");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_zero_size)
+{
+  connect_ok ();
+  send_ring (GEN, 1);
+  send_slots ();
+  send_caps (1, "video/x-raw, format=(string)GRAY8, width=(int)0, "
+      "height=(int)4, framerate=(fraction)30/1");
+  expect_broken ("raw video of 0 x 4 pixels");
+}
+
+GST_END_TEST;
+
+/* A field nested @depth levels deep in fixed-looking caps. */
+static gchar *
+nested_caps (guint depth)
+{
+  GString *s = g_string_new ("video/x-raw, format=(string)GRAY8, "
+      "width=(int)64, height=(int)4, framerate=(fraction)30/1, x=(int)");
+
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (s, '{');
+  g_string_append_c (s, '1');
+  for (guint i = 0; i < depth; i++)
+    g_string_append_c (s, '}');
+  return g_string_free (s, FALSE);
+}
+
+static guint64
+rss_kib (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *at;
+
+  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL,
+          NULL));
+  at = strstr (status, "VmRSS:");
+  fail_unless (at != NULL);
+  return g_ascii_strtoull (at + 6, NULL, 10);
+}
+
+/* One connection whose producer sends @caps, refused. */
+static void
+hostile_caps_connection (const gchar * caps, const gchar * needle)
+{
+  connect_ok ();
+  send_ring (GEN, 1);
+  send_slots ();
+  send_caps (1, caps);
+  expect_broken (needle);
+  g_clear_pointer (&prod->conn, cudaipc_conn_free);
+}
+
+/* A hostile producer's deeply nested CAPS (16,000 lists in 32 KB: a copy
+ * of such a value recursed until it took gigabytes) are refused before
+ * GStreamer parses them, and a flood of them leaves memory flat. */
+GST_START_TEST (test_caps_nesting_flood)
+{
+  g_autofree gchar *deep = nested_caps (16000);
+  g_autofree gchar *three = nested_caps (3);
+  guint64 before, after;
+  gint64 t0;
+
+  fail_unless (strlen (deep) < CUDAIPC_MAX_STRING);
+  hostile_caps_connection (three, "nested more than 2 deep");
+  hostile_caps_connection (deep, "nested more than 2 deep");
+  before = rss_kib ();
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < 50; i++)
+    hostile_caps_connection (deep, "nested more than 2 deep");
+  after = rss_kib ();
+  g_print ("libs-client: 50 connections of 16000-deep CAPS in %"
+      G_GINT64_FORMAT " us, RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
+      " KiB\n", g_get_monotonic_time () - t0, before, after);
+  fail_unless (after < before + 8 * 1024, "RSS grew from %" G_GUINT64_FORMAT
+      " to %" G_GUINT64_FORMAT " KiB", before, after);
 }
 
 GST_END_TEST;
@@ -1355,7 +1441,9 @@ client_suite (void)
   tcase_add_test (tc, test_producer_bye);
   tcase_add_test (tc, test_producer_hangs_up);
   tcase_add_test (tc, test_cancel_receive);
-  tcase_add_test (tc, test_caps_fixated);
+  tcase_add_test (tc, test_caps_fixed_only);
+  tcase_add_test (tc, test_caps_zero_size);
+  tcase_add_test (tc, test_caps_nesting_flood);
   tcase_add_test (tc, test_slot_wrong_generation);
   tcase_add_test (tc, test_slot_twice);
   tcase_add_test (tc, test_slot_beyond_ring);
