@@ -3,9 +3,15 @@
  * Framed AF_UNIX SOCK_SEQPACKET connections and the sockets under them;
  * connection.h has the contract.
  *
- * The two directions share nothing: send uses tx_buf and tx_seq, receive
- * uses rx_buf, rx_control and rx_seq, so one thread may send while another
- * receives.
+ * The two directions share nothing: send uses tx_small and tx_seq,
+ * receive uses rx_buf, rx_control and rx_seq, so one thread may send while
+ * another receives.
+ *
+ * Memory: a connection that has sent nothing costs little (a producer may
+ * hold many waiting for their handshake): the receive buffer is made at
+ * the first receive, and messages are built in a small buffer of the
+ * connection's, only the rare large ones (CAPS, EVENT, BYE with a long
+ * text) in one made for that send.
  */
 
 #ifndef _GNU_SOURCE
@@ -31,13 +37,18 @@
 
 #define LISTEN_BACKLOG 16
 #define CONTROL_SIZE CMSG_SPACE (sizeof (int) * CUDAIPC_MAX_MSG_FDS)
+/* Large enough for every message but CAPS, EVENT and a long BYE. */
+#define TX_SMALL 1024
+/* One byte more than the largest message, so an oversized datagram is
+ * seen even where MSG_TRUNC is not reported. */
+#define RX_SIZE (CUDAIPC_MAX_MESSAGE + 1)
 
 struct _CudaIpcConn
 {
   int fd;
 
   guint32 tx_seq;               /* sequence of the last message sent */
-  guint8 tx_buf[CUDAIPC_MAX_MESSAGE];
+  guint8 tx_small[TX_SMALL];
   struct
   {
     /* aligned for struct cmsghdr */
@@ -45,9 +56,7 @@ struct _CudaIpcConn
   } tx_control;
 
   guint32 rx_seq;               /* sequence of the last message received */
-  /* one byte more than the largest message, so an oversized datagram is
-   * seen even where MSG_TRUNC is not reported */
-  guint8 rx_buf[CUDAIPC_MAX_MESSAGE + 1];
+  guint8 *rx_buf;               /* RX_SIZE bytes, from the first receive */
   struct
   {
     /* aligned for struct cmsghdr */
@@ -83,6 +92,7 @@ cudaipc_conn_free (CudaIpcConn * conn)
   if (conn == NULL)
     return;
   cudaipc_close_fd (&conn->fd);
+  g_free (conn->rx_buf);
   g_free (conn);
 }
 
@@ -96,19 +106,24 @@ cudaipc_conn_get_fd (const CudaIpcConn * conn)
 gint
 cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg)
 {
+  g_autofree guint8 *large = NULL;
   struct msghdr mh = { 0 };
+  guint8 *buf = conn->tx_small;
   struct iovec iov;
   gssize len, n;
 
   g_return_val_if_fail (conn != NULL, -EINVAL);
   g_return_val_if_fail (msg != NULL, -EINVAL);
 
-  len = cudaipc_msg_build (msg, conn->tx_seq + 1, conn->tx_buf,
-      sizeof (conn->tx_buf));
+  len = cudaipc_msg_build (msg, conn->tx_seq + 1, buf, TX_SMALL);
+  if (len == -EMSGSIZE) {
+    buf = large = g_malloc (CUDAIPC_MAX_MESSAGE);
+    len = cudaipc_msg_build (msg, conn->tx_seq + 1, buf, CUDAIPC_MAX_MESSAGE);
+  }
   if (len < 0)
     return len;
 
-  iov.iov_base = conn->tx_buf;
+  iov.iov_base = buf;
   iov.iov_len = len;
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
@@ -188,8 +203,10 @@ cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
 
   cudaipc_msg_init (msg, 0);
 
+  if (conn->rx_buf == NULL)
+    conn->rx_buf = g_malloc (RX_SIZE);
   iov.iov_base = conn->rx_buf;
-  iov.iov_len = sizeof (conn->rx_buf);
+  iov.iov_len = RX_SIZE;
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
   mh.msg_control = conn->rx_control.buf;

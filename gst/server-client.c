@@ -88,9 +88,55 @@ cudaipc_server_peer_allowed (CudaIpcServer * s, guint uid, guint gid)
 
 /* Life cycle */
 
-Client *
-cudaipc_server_client_new_locked (CudaIpcServer * s, int fd)
+/* Connections in their handshake, in all and of user @uid. */
+static void
+count_pending_locked (CudaIpcServer * s, guint uid, guint * all,
+    guint * of_user)
 {
+  *all = *of_user = 0;
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (c->ready || c->dead)
+      continue;
+    (*all)++;
+    if (c->uid == uid)
+      (*of_user)++;
+  }
+}
+
+/* A refusal at accept; the warning says how many came since the last
+ * one, at most one a second, so that a flood of refused connections does
+ * not flood the bus. */
+static void
+refuse_at_accept_locked (CudaIpcServer * s, Client * c, guint reason,
+    gchar * text, GPtrArray * notices)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  s->refused_unwarned++;
+  if (now - s->refused_warned_at >= G_USEC_PER_SEC) {
+    Notice *n = g_new0 (Notice, 1);
+
+    n->type = NOTICE_WARNING;
+    n->text = g_strdup_printf ("Refused %u connection(s) since the last "
+        "warning; the last: pid %d, user %u (group %u): %s",
+        s->refused_unwarned, c->pid, c->uid, c->gid, text);
+    n->debug = g_strdup_printf ("client %u", c->id);
+    g_ptr_array_add (notices, n);
+    s->refused_unwarned = 0;
+    s->refused_warned_at = now;
+  }
+  cudaipc_server_client_drop_locked (s, c, reason, text,
+      g_strdup_printf ("refused at accept: %s", text), NULL);
+  g_free (text);
+}
+
+Client *
+cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
+    GPtrArray * notices)
+{
+  guint pending, pending_of_user;
   Client *c = g_new0 (Client, 1);
   pid_t pid = 0;
   uid_t uid = (uid_t) - 1;
@@ -120,6 +166,25 @@ cudaipc_server_client_new_locked (CudaIpcServer * s, int fd)
 
   GST_DEBUG ("%s: client %u connected (pid %d, uid %u)", s->name, c->id,
       c->pid, c->uid);
+
+  /* before anything is read from it: who it is, and how many of its kind
+   * are still in their handshake */
+  if (!cudaipc_server_peer_allowed (s, c->uid, c->gid)) {
+    refuse_at_accept_locked (s, c, CUDAIPC_BYE_PERMISSION,
+        g_strdup_printf ("user %u (group %u) may not connect to this "
+            "producer: its allowed-users or allowed-groups must name this "
+            "user or group", c->uid, c->gid), notices);
+    return c;
+  }
+  count_pending_locked (s, c->uid, &pending, &pending_of_user);
+  /* this one counts itself */
+  if (pending > s->max_pending || pending_of_user > s->max_pending_per_user) {
+    refuse_at_accept_locked (s, c, CUDAIPC_BYE_LOCAL,
+        g_strdup_printf ("this producer has too many connections in their "
+            "handshake (%u, %u of user %u)", pending - 1,
+            pending_of_user - 1, c->uid), notices);
+    return c;
+  }
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;

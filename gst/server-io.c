@@ -62,7 +62,7 @@ give_notices (CudaIpcServer * s, GPtrArray * notices)
 /* Returns FALSE when accepting must pause: out of fds or memory, the
  * pending connection stays queued and poll() would report it at once. */
 static gboolean
-accept_clients_locked (CudaIpcServer * s)
+accept_clients_locked (CudaIpcServer * s, GPtrArray * notices)
 {
   for (;;) {
     int fd = -1;
@@ -77,7 +77,7 @@ accept_clients_locked (CudaIpcServer * s)
       GST_WARNING ("%s: accept failed: %s", s->name, g_strerror (-ret));
       return FALSE;
     }
-    cudaipc_server_client_new_locked (s, fd);
+    cudaipc_server_client_new_locked (s, fd, notices);
   }
 }
 
@@ -224,7 +224,7 @@ cudaipc_server_io_thread (gpointer data)
     }
 
     g_mutex_lock (&s->lock);
-    if (polled[1].revents && !accept_clients_locked (s))
+    if (polled[1].revents && !accept_clients_locked (s, notices))
       accept_paused_until = g_get_monotonic_time () + ACCEPT_PAUSE;
     for (guint i = 0; i < pclients->len; i++) {
       Client *c = g_ptr_array_index (pclients, i);

@@ -75,6 +75,8 @@ struct _CudaIpcServer
   gchar *name;
   guint n_slots;
   gint64 handshake_timeout;     /* microseconds */
+  guint max_pending;            /* connections in their handshake: in all */
+  guint max_pending_per_user;   /* and of one user */
   GArray *peer_uids;            /* guint: also allowed to connect */
   GArray *peer_gids;            /* guint: primary groups allowed */
   CudaIpcServerCallbacks callbacks;
@@ -111,6 +113,9 @@ struct _CudaIpcServer
   gboolean quit;                /* the I/O thread must exit */
   gboolean stopped;
   GPtrArray *holders;           /* scratch for publish(): CudaIpcLease* */
+  /* refusals at accept, warned of at most once a second */
+  guint refused_unwarned;
+  gint64 refused_warned_at;
 };
 
 static inline gboolean
@@ -137,9 +142,12 @@ gpointer cudaipc_server_io_thread (gpointer server);
 
 /* Makes the I/O thread look at the client set again (any thread). */
 void cudaipc_server_wake_io (CudaIpcServer * s);
-/* A client for the connection @fd just accepted (taken): its
- * credentials read, added to the set, sent our HELLO. */
-Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd);
+/* A client for the connection @fd just accepted (taken), added to the set
+ * with its credentials: sent our HELLO, or, for a user who may not
+ * connect or one connection too many in its handshake, a BYE and dropped
+ * at once (before anything is read from it). Notices go to @notices. */
+Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
+    GPtrArray * notices);
 /* Closes @c's connection, after reading what it still sent where that
  * cannot block, and frees it. */
 void cudaipc_server_client_free (Client * c);

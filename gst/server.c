@@ -34,6 +34,8 @@ cudaipc_server_config_init (CudaIpcServerConfig * config)
   config->n_slots = 4;
   config->handshake_timeout_ms = CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS;
   config->client_timeout_ms = 500;
+  config->max_pending = CUDAIPC_SERVER_MAX_PENDING;
+  config->max_pending_per_user = CUDAIPC_SERVER_MAX_PENDING_PER_USER;
 }
 
 CudaIpcServer *
@@ -82,6 +84,8 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
       (gint64) config->handshake_timeout_ms;
   s->client_timeout = G_TIME_SPAN_MILLISECOND *
       (gint64) config->client_timeout_ms;
+  s->max_pending = config->max_pending;
+  s->max_pending_per_user = config->max_pending_per_user;
   s->holders = g_ptr_array_new ();
   s->peer_uids = g_array_new (FALSE, FALSE, sizeof (guint));
   s->peer_gids = g_array_new (FALSE, FALSE, sizeof (guint));

@@ -77,9 +77,13 @@ G_BEGIN_DECLS
 
 typedef struct _CudaIpcServer CudaIpcServer;
 
-/* How long a new connection may take to answer our HELLO. Generous: a
- * consumer opens its CUDA device first, and cuInit can take seconds. */
-#define CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS 20000
+/* How long a new connection may take to answer our HELLO. A consumer
+ * opens its CUDA device first, and cuInit can take seconds. */
+#define CUDAIPC_SERVER_HANDSHAKE_TIMEOUT_MS 10000
+/* Connections that have not finished their handshake, at most: in all,
+ * and of one user. A connection beyond them is closed at once. */
+#define CUDAIPC_SERVER_MAX_PENDING 64
+#define CUDAIPC_SERVER_MAX_PENDING_PER_USER 16
 
 typedef struct
 {
@@ -113,12 +117,11 @@ typedef struct
                                  * default 4 */
   const gchar *name;            /* goes to clients in HELLO, cut to
                                  * CUDAIPC_MAX_NAME - 1 bytes */
-  /* Who may connect, from the SO_PEERCRED credentials taken when a client
-   * connected and checked when its HELLO arrives (before it is sent
-   * anything of the stream): the producer's own user, root, the users in
-   * @uids and the peers whose primary group is in @gids (NULL: the
-   * producer's own group). Others get BYE PERMISSION and are closed, with
-   * a warning. */
+  /* Who may connect, from the SO_PEERCRED credentials checked when a
+   * client connects, before anything is read from it: the producer's own
+   * user, root, the users in @uids and the peers whose primary group is in
+   * @gids (NULL: the producer's own group). Others get BYE PERMISSION and
+   * are closed at once, with a warning (at most one a second). */
   const guint *uids;
   guint n_uids;
   const guint *gids;
@@ -128,6 +131,11 @@ typedef struct
   guint handshake_timeout_ms;
   /* See cudaipc_server_set_client_timeout(); default 500. */
   guint client_timeout_ms;
+  /* Connections allowed to be in their handshake at once, in all and per
+   * user (defaults CUDAIPC_SERVER_MAX_PENDING, _PER_USER); a connection
+   * beyond them gets BYE LOCAL and is closed at once. */
+  guint max_pending;
+  guint max_pending_per_user;
 } CudaIpcServerConfig;
 
 void cudaipc_server_config_init (CudaIpcServerConfig * config);

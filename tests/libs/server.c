@@ -16,9 +16,11 @@
 #endif
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -60,10 +62,14 @@ add_notice (gchar * text)
   g_mutex_unlock (&notice_lock);
 }
 
+/* a consumer process of the test's own (spawn_neighbour), else 0 */
+static gint neighbour_pid;
+
 static void
 on_joined (const gchar * name, gint pid, gpointer user_data)
 {
-  fail_unless_equals_int (pid, getpid ());
+  fail_unless (pid == getpid () || pid == g_atomic_int_get (&neighbour_pid),
+      "a client of pid %d joined", pid);
   add_notice (g_strdup_printf ("joined %s", name));
 }
 
@@ -582,6 +588,244 @@ GST_START_TEST (test_busy_and_stop)
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
   g_clear_error (&err);
 
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* Unwelcome neighbours */
+
+/* In a forked child of user 65534 (no CUDA in this suite: forking is
+ * fine): opens @n connections to @name, counts those that got BYE of
+ * @reason within a second without sending anything, writes the count to
+ * @ctl and keeps the connections open until @ctl says go. With @hello it
+ * instead joins with one connection and reports 1 when it got the ring's
+ * or any message past the handshake. */
+static pid_t
+spawn_neighbour (int ctl, const gchar * name, guint n, guint32 reason,
+    gboolean hello)
+{
+  pid_t pid = fork ();
+
+  fail_unless (pid >= 0);
+  if (pid > 0) {
+    g_atomic_int_set (&neighbour_pid, pid);
+    return pid;
+  }
+
+  if (setgid (65534) != 0 || setuid (65534) != 0)
+    _exit (2);
+  {
+    CudaIpcConn **conns = g_new0 (CudaIpcConn *, n);
+    guint32 count = 0;
+    char go;
+
+    for (guint i = 0; i < n; i++) {
+      int fd = -1, ret, tries = 0;
+
+      /* a full backlog: again, as a consumer would */
+      while ((ret = cudaipc_socket_connect (name, &fd)) == -EAGAIN &&
+          tries++ < 1000)
+        g_usleep (1000);
+      if (ret < 0)
+        _exit (3);
+      conns[i] = cudaipc_conn_new (fd);
+    }
+    for (guint i = 0; i < n; i++) {
+      CudaIpcMsg msg;
+
+      if (cudaipc_conn_wait (conns[i], 1000) != 1 ||
+          cudaipc_conn_recv (conns[i], &msg) != 0)
+        continue;
+      if (hello && msg.type == CUDAIPC_MSG_HELLO) {
+        CudaIpcMsg h;
+
+        cudaipc_msg_init (&h, CUDAIPC_MSG_HELLO);
+        h.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+        h.u.hello.backend = CUDAIPC_BACKEND_HOST;
+        h.u.hello.pid = getpid ();
+        h.u.hello.name = "neighbour";
+        if (cudaipc_conn_send (conns[i], &h) == 0)
+          count++;
+      } else if (!hello && msg.type == CUDAIPC_MSG_BYE &&
+          msg.u.bye.reason == reason) {
+        count++;
+      }
+      cudaipc_msg_clear (&msg);
+    }
+    if (write (ctl, &count, sizeof count) != sizeof count ||
+        read (ctl, &go, 1) != 1)
+      _exit (4);
+    _exit (0);
+  }
+}
+
+static guint32
+neighbour_report (int ctl)
+{
+  struct pollfd pfd = { ctl, POLLIN, 0 };
+  guint32 count = G_MAXUINT32;
+
+  fail_unless_equals_int (poll (&pfd, 1, 10000), 1);
+  fail_unless_equals_int (read (ctl, &count, sizeof count), sizeof count);
+  return count;
+}
+
+static void
+neighbour_end (int ctl, pid_t pid)
+{
+  int status = 0;
+
+  fail_unless_equals_int (write (ctl, "g", 1), 1);
+  fail_unless_equals_int (waitpid (pid, &status, 0), pid);
+  fail_unless (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+      "neighbour status %d", status);
+}
+
+/* A user who may not connect is refused when it connects, before anything
+ * is read from it, and its connections are closed at once, so the
+ * producer's fds do not grow with them; the warnings come at most one a
+ * second. */
+GST_START_TEST (test_refused_at_accept)
+{
+  g_autofree gchar *name = g_strdup_printf ("@cudaipc-refused-%d",
+      (int) getpid ());
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcServer *s;
+  int ctl[2];
+  guint fds_server;
+  pid_t pid;
+
+  config.socket_name = name;
+  s = start_server_with (&config);
+  fds_server = cudaipc_test_count_fds ();
+  fail_unless (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0);
+  pid = spawn_neighbour (ctl[1], name, 200, CUDAIPC_BYE_PERMISSION, FALSE);
+  close (ctl[1]);
+  fail_unless_equals_int (neighbour_report (ctl[0]), 200);
+  /* the neighbour still holds its 200 connections open */
+  g_usleep (100 * 1000);
+  g_print ("libs-server: 200 connections refused; the producer's fds %u -> "
+      "%u while they stay open; %u warning(s)\n", fds_server,
+      cudaipc_test_count_fds (), count_notices ("Refused"));
+  fail_unless (cudaipc_test_count_fds () <= fds_server + 2);
+  fail_unless (count_notices ("Refused") >= 1 &&
+      count_notices ("Refused") <= 2);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
+  neighbour_end (ctl[0], pid);
+  close (ctl[0]);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* Connections in their handshake are capped per user: one user's idle
+ * connections beyond its share are closed at once, and another user
+ * still joins. */
+GST_START_TEST (test_pending_capped_per_user)
+{
+  g_autofree gchar *name = g_strdup_printf ("@cudaipc-pending-%d",
+      (int) getpid ());
+  CudaIpcServerConfig config = test_config (2);
+  const guint uids[] = { 65534 };
+  CudaIpcConn *idle[8];
+  CudaIpcServer *s;
+  guint refused = 0;
+  int ctl[2];
+  pid_t pid;
+
+  config.socket_name = name;
+  config.uids = uids;
+  config.n_uids = 1;
+  config.max_pending_per_user = 4;
+  s = start_server_with (&config);
+  for (guint i = 0; i < G_N_ELEMENTS (idle); i++) {
+    int fd = -1;
+
+    fail_unless_equals_int (cudaipc_socket_connect (name, &fd), 0);
+    idle[i] = cudaipc_conn_new (fd);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (idle); i++) {
+    CudaIpcMsg msg;
+
+    fail_unless_equals_int (cudaipc_conn_wait (idle[i], WAIT_MS), 1);
+    fail_unless_equals_int (cudaipc_conn_recv (idle[i], &msg), 0);
+    if (msg.type == CUDAIPC_MSG_BYE) {
+      fail_unless_equals_int (msg.u.bye.reason, CUDAIPC_BYE_LOCAL);
+      fail_unless (strstr (msg.u.bye.text, "too many connections") != NULL);
+      refused++;
+    } else {
+      fail_unless_equals_int (msg.type, CUDAIPC_MSG_HELLO);
+    }
+    cudaipc_msg_clear (&msg);
+  }
+  fail_unless_equals_int (refused, 4);
+
+  /* user 65534 has its own share */
+  fail_unless (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0);
+  pid = spawn_neighbour (ctl[1], name, 1, 0, TRUE);
+  close (ctl[1]);
+  fail_unless_equals_int (neighbour_report (ctl[0]), 1);
+  expect_notice ("joined neighbour");
+  neighbour_end (ctl[0], pid);
+  close (ctl[0]);
+  for (guint i = 0; i < G_N_ELEMENTS (idle); i++)
+    cudaipc_conn_free (idle[i]);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+static guint64
+rss_kib (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *at;
+
+  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL,
+          NULL));
+  at = strstr (status, "VmRSS:");
+  fail_unless (at != NULL);
+  return g_ascii_strtoull (at + 6, NULL, 10);
+}
+
+/* An idle connection (connected, never a byte sent) costs the producer
+ * little memory: no receive buffer until it sends something. */
+GST_START_TEST (test_idle_connections_memory)
+{
+  CudaIpcServerConfig config = test_config (2);
+  const guint n = 300;
+  guint64 before, during;
+  CudaIpcServer *s;
+  int *fds = g_new (int, n);
+
+  config.max_pending = config.max_pending_per_user = n;
+  s = start_server_with (&config);
+  before = rss_kib ();
+  for (guint i = 0; i < n; i++) {
+    int ret, tries = 0;
+
+    while ((ret = cudaipc_socket_connect (sock_path, &fds[i])) == -EAGAIN &&
+        tries++ < 1000)
+      g_usleep (1000);
+    fail_unless_equals_int (ret, 0);
+  }
+  /* until the producer has accepted them all and sent each its HELLO */
+  for (guint i = 0; i < n; i++) {
+    struct pollfd pfd = { fds[i], POLLIN, 0 };
+
+    fail_unless_equals_int (poll (&pfd, 1, WAIT_MS), 1);
+  }
+  during = rss_kib ();
+  g_print ("libs-server: %u idle connections: RSS %" G_GUINT64_FORMAT " -> %"
+      G_GUINT64_FORMAT " KiB (%.1f KiB each)\n", n, before, during,
+      (during - before) / (gdouble) n);
+  /* it was two 64 KiB buffers each */
+  fail_unless (during < before + n * 8, "%" G_GUINT64_FORMAT " KiB more",
+      during - before);
+  for (guint i = 0; i < n; i++)
+    close (fds[i]);
+  g_free (fds);
   cudaipc_server_free (s);
 }
 
@@ -1576,6 +1820,9 @@ server_suite (void)
   tcase_add_test (tc, test_handshake);
   tcase_add_test (tc, test_busy_and_stop);
   tcase_add_test (tc, test_stop_removes_only_its_socket);
+  tcase_add_test (tc, test_refused_at_accept);
+  tcase_add_test (tc, test_pending_capped_per_user);
+  tcase_add_test (tc, test_idle_connections_memory);
   tcase_add_test (tc, test_stop_says_bye);
   tcase_add_test (tc, test_version_mismatch);
   tcase_add_test (tc, test_backend_mismatch);
