@@ -333,9 +333,16 @@ handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
 /* Ring and slots */
 
 static CudaIpcClientStatus
-handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m)
+handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m,
+    GError ** error)
 {
   Session *s = client->session;
+
+  /* generations only grow on a connection: an old number again would make
+   * RELEASEs and held frames of two rings look alike */
+  if (client->have_ring && m->generation <= client->generation)
+    return broken_producer (client, error, "RING names generation %u, not "
+        "newer than the current one, %u", m->generation, client->generation);
 
   GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes",
       m->generation, m->n_slots, m->slot_size);
@@ -561,7 +568,7 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
 {
   switch (msg->type) {
     case CUDAIPC_MSG_RING:
-      return handle_ring (client, &msg->u.ring);
+      return handle_ring (client, &msg->u.ring, error);
     case CUDAIPC_MSG_SLOT:
       return handle_slot (client, msg, item, error);
     case CUDAIPC_MSG_CAPS:

@@ -1109,6 +1109,18 @@ GST_END_TEST;
 
 /* A hostile producer */
 
+GST_START_TEST (test_ring_generation_not_newer)
+{
+  connect_ok ();
+  send_ring (GEN, 1);
+  send_slots ();
+  send_ring (GEN, 1);
+  expect_broken ("RING names generation 7, not newer than the current one, "
+      "7");
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_slot_wrong_generation)
 {
   CudaIpcMsg msg;
@@ -1445,6 +1457,7 @@ client_suite (void)
   tcase_add_test (tc, test_caps_zero_size);
   tcase_add_test (tc, test_caps_nesting_flood);
   tcase_add_test (tc, test_slot_wrong_generation);
+  tcase_add_test (tc, test_ring_generation_not_newer);
   tcase_add_test (tc, test_slot_twice);
   tcase_add_test (tc, test_slot_beyond_ring);
   tcase_add_test (tc, test_slot_before_ring);
