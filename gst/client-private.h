@@ -43,6 +43,8 @@ typedef struct
   guint held;                   /* frames of this connection not released */
   guint imports;                /* slots imported on this connection */
   guint64 received, dropped, released;
+  guint64 discarded;            /* of dropped: frames the producer's drop
+                                 * of this consumer came behind */
   guint64 driver_calls;         /* made for frames: fence waits, context */
 } Session;
 

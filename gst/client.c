@@ -26,6 +26,11 @@
  * keeps releasing what it cannot take, and the producer never waits on
  * it. */
 #define READER_DELAY_US (5 * G_TIME_SPAN_MILLISECOND)
+/* A frame published this long ago (CLOCK_MONOTONIC, which both ends
+ * share) is late: before it is handed out, what is queued behind it is
+ * read, for the producer may have dropped this consumer meanwhile (it was
+ * stopped, say): then neither it nor anything before the BYE goes out. */
+#define LATE_NS (100 * GST_MSECOND)
 /* How long the background reader polls before it looks at its state. */
 #define READER_POLL_MS 100
 /* Most items queued by the background reader (frames are bounded by
@@ -147,6 +152,7 @@ cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
   g_mutex_lock (&s->lock);
   stats->received = s->received;
   stats->dropped = s->dropped;
+  stats->discarded = s->discarded;
   stats->released = s->released;
   stats->held = s->held;
   stats->generation = s->generation;
@@ -164,7 +170,7 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
   g_return_if_fail (client != NULL);
   s = client->session;
   g_mutex_lock (&s->lock);
-  s->received = s->dropped = s->released = 0;
+  s->received = s->dropped = s->released = s->discarded = 0;
   s->driver_calls = 0;
   g_mutex_unlock (&s->lock);
 }
@@ -441,17 +447,109 @@ reader_thread (gpointer data)
   return NULL;
 }
 
-CudaIpcClientStatus
-cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
+static gboolean
+is_late (const CudaIpcClientItem * item)
+{
+  gint64 now = g_get_monotonic_time () * 1000;
+
+  return item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+      now - (gint64) item->frame.msg.publish_time > (gint64) LATE_NS;
+}
+
+/* With the right to read: queues every message already waiting in the
+ * socket, in order, until the connection ends. */
+static void
+read_ahead (CudaIpcClient * client)
+{
+  for (;;) {
+    struct pollfd pfd;
+    CudaIpcClientItem next;
+    CudaIpcClientStatus st;
+    GError *error = NULL;
+
+    if (client->conn == NULL)
+      return;
+    pfd.fd = cudaipc_conn_get_fd (client->conn);
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    if (poll (&pfd, 1, 0) != 1)
+      return;
+    st = cudaipc_client_read_one (client, -1, &next, &error);
+    if (st == CUDAIPC_CLIENT_OK && next.type == CUDAIPC_CLIENT_ITEM_NONE)
+      continue;
+    g_mutex_lock (&client->reader_lock);
+    queue_pending_locked (client, st, &next, error);
+    g_mutex_unlock (&client->reader_lock);
+    if (st != CUDAIPC_CLIENT_OK)
+      return;
+  }
+}
+
+/* With the reader lock, for a late @item: reads what is queued behind it;
+ * where the producer's BYE TOO_SLOW is there (it dropped this consumer,
+ * and may reuse the slots of every frame it sent), releases @item and
+ * every frame queued before that BYE, keeps the rest in order and returns
+ * TRUE. A producer that stopped or crashed rewrites nothing: its frames go
+ * out as usual. */
+static gboolean
+discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
+{
+  GList *l, *end = NULL;
+  guint n = 1;
+
+  if (!take_right_locked (client, FALSE))
+    return FALSE;
+  g_mutex_unlock (&client->reader_lock);
+  read_ahead (client);
+  g_mutex_lock (&client->reader_lock);
+  give_right_locked (client);
+
+  for (l = client->pending.head; l && end == NULL; l = l->next) {
+    Pending *p = l->data;
+
+    if (p->status != CUDAIPC_CLIENT_OK) {
+      if (p->status == CUDAIPC_CLIENT_CLOSED && p->item.said_bye &&
+          p->item.bye_reason == CUDAIPC_BYE_TOO_SLOW)
+        end = l;
+      else
+        return FALSE;
+    }
+  }
+  if (end == NULL)
+    return FALSE;
+
+  GST_INFO ("the producer dropped this consumer behind a frame published %"
+      G_GINT64_FORMAT " ms ago: that frame and those queued after it are "
+      "released unpushed", (g_get_monotonic_time () * 1000 -
+          (gint64) item->frame.msg.publish_time) / 1000000);
+  cudaipc_client_drop_frame (client, item);
+  memset (item, 0, sizeof (*item));
+  for (l = client->pending.head; l != end;) {
+    Pending *p = l->data;
+    GList *next = l->next;
+
+    if (p->item.type == CUDAIPC_CLIENT_ITEM_FRAME) {
+      cudaipc_client_drop_frame (client, &p->item);
+      g_queue_delete_link (&client->pending, l);
+      pending_free (p);
+      n++;
+    }
+    l = next;
+  }
+  g_mutex_lock (&client->session->lock);
+  client->session->discarded += n;
+  g_mutex_unlock (&client->session->lock);
+  return TRUE;
+}
+
+/* With the reader lock and in_receive set: the next item, queued or read. */
+static CudaIpcClientStatus
+receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
     GError ** error)
 {
   CudaIpcClientStatus st = CUDAIPC_CLIENT_ERROR;
 
-  g_return_val_if_fail (client != NULL && item != NULL, CUDAIPC_CLIENT_ERROR);
   memset (item, 0, sizeof (*item));
-
-  g_mutex_lock (&client->reader_lock);
-  client->in_receive = TRUE;
   for (;;) {
     Pending *p = g_queue_pop_head (&client->pending);
 
@@ -492,6 +590,25 @@ cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
     if (st != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
       break;
   }
+  return st;
+}
+
+CudaIpcClientStatus
+cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
+    GError ** error)
+{
+  CudaIpcClientStatus st;
+
+  g_return_val_if_fail (client != NULL && item != NULL, CUDAIPC_CLIENT_ERROR);
+
+  g_mutex_lock (&client->reader_lock);
+  client->in_receive = TRUE;
+  /* a late frame the producer dropped this consumer behind is not pushed:
+   * the next item goes instead */
+  do {
+    st = receive_locked (client, item, error);
+  } while (st == CUDAIPC_CLIENT_OK && is_late (item) &&
+      discard_late_locked (client, item));
   client->in_receive = FALSE;
   client->left_at = g_get_monotonic_time ();
   if (client->reader == NULL && st == CUDAIPC_CLIENT_OK)

@@ -120,7 +120,11 @@ typedef struct
 typedef struct
 {
   guint64 received;             /* FRAMEs received */
-  guint64 dropped;              /* released at once beyond max-held */
+  guint64 dropped;              /* released at once beyond max-held, or
+                                 * discarded */
+  guint64 discarded;            /* frames released unpushed because the
+                                 * producer had dropped this consumer by
+                                 * the time they were to go out */
   guint64 released;             /* RELEASEs sent */
   guint held;                   /* frames of this connection not released */
   guint32 generation;           /* the producer's current ring */

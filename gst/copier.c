@@ -38,7 +38,6 @@ struct _CudaIpcCopier
                                  * device's context; NULL for host */
   guint max_pending;
   GQueue pending;               /* Pending*, oldest first */
-  guint64 slot_size;            /* bytes of the last slot copied into */
   gboolean checked;             /* adopt_context() looked at a frame */
   const gchar *logged_why;      /* the last fallback reason logged */
 
@@ -259,18 +258,18 @@ cudaipc_copier_adopt_context (CudaIpcCopier * c, GstBuffer * buf,
 /* Copying */
 
 gboolean
-cudaipc_copier_prepare (CudaIpcCopier * c, guint64 size, GError ** error)
+cudaipc_copier_wait_all (const gchar * why, gpointer copier, GError ** error)
 {
+  CudaIpcCopier *c = copier;
   Tally t = { 0, };
   gboolean ok;
 
   g_return_val_if_fail (c != NULL, FALSE);
 
-  /* a frame that does not fit makes the server rebuild the ring and free
-   * the old slots: no copy may still be in flight into them */
-  if (c->stream == NULL || size <= c->slot_size ||
-      g_queue_is_empty (&c->pending))
+  if (c->stream == NULL || g_queue_is_empty (&c->pending))
     return TRUE;
+  GST_DEBUG ("%s: waiting for %u copies in flight", why,
+      g_queue_get_length (&c->pending));
   ok = push (c, &t, error);
   if (ok) {
     ok = sync_stream (c, &t, error);
@@ -346,7 +345,6 @@ cudaipc_copier_copy (CudaIpcCopier * c, GstBuffer * buf,
 
   g_return_val_if_fail (c != NULL, FALSE);
 
-  c->slot_size = cudaipc_block_get_size (block);
   if (c->stream == NULL) {
     ok = copy_memories (c, buf, dst, copied, &t, error);
     add_tally (c, &t);

@@ -3,10 +3,13 @@
  * The producer's copy of each frame into a ring slot, and its publication
  * (docs/design.md, GPU ordering). A sink's render() reads:
  *
- *   cudaipc_copier_prepare ()       before a slot is acquired
  *   cudaipc_server_acquire ()
  *   cudaipc_copier_copy ()          into the acquired slot
  *   cudaipc_copier_publish ()       (or cudaipc_server_abort () on error)
+ *
+ * and the server is made with cudaipc_copier_wait_all () as its
+ * before_replace (server.h): a ring is replaced only once every copy into
+ * it has landed.
  *
  * cuda backend: every memory of the frame is copied, in order and
  * contiguously, on the copier's own non-blocking CUDA stream, device to
@@ -76,10 +79,10 @@ void cudaipc_copier_free (CudaIpcCopier * copier);
 gboolean cudaipc_copier_adopt_context (CudaIpcCopier * copier,
     GstBuffer * buf, GError ** error);
 
-/* Before acquiring a slot for a frame of @size bytes: where the frame
- * does not fit the slots copied into so far (the server will build a new
- * ring and free the old slots), waits for every copy in flight. */
-gboolean cudaipc_copier_prepare (CudaIpcCopier * copier, guint64 size,
+/* A CudaIpcServerSyncFunc for the server's before_replace, @copier its
+ * data: waits for every copy in flight (cuda backend), and lets go of the
+ * buffers they read. On the producer thread, under the server's lock. */
+gboolean cudaipc_copier_wait_all (const gchar * why, gpointer copier,
     GError ** error);
 
 /* Copies @buf into @slot of @server's ring, whose @block acquire() gave;

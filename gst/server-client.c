@@ -246,6 +246,15 @@ cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
   c->dead = TRUE;
   c->reason = reason;
   c->warning = warning;
+  /* dropped by us for being stuck or too slow while it is still there and
+   * holds slots (a stopped process, say): it may still push frames of
+   * them, or hold some downstream, which must not change, so the ring is
+   * replaced before anything is written again (server.h). Not for a peer
+   * that broke the protocol: it forfeits that, and could otherwise make
+   * every consumer import a new ring as often as it likes. */
+  if (s->ring && bye_text && bye_reason == CUDAIPC_BYE_TOO_SLOW &&
+      cudaipc_ring_lease_count (s->ring, &c->lease) > 0)
+    s->retire_ring = TRUE;
   if (s->ring) {
     guint n = cudaipc_ring_release_all (s->ring, &c->lease);
 

@@ -77,6 +77,8 @@ struct _CudaIpcServer
   gint64 handshake_timeout;     /* microseconds */
   guint max_pending;            /* connections in their handshake: in all */
   guint max_pending_per_user;   /* and of one user */
+  CudaIpcServerSyncFunc before_replace;
+  gpointer before_replace_data;
   GArray *peer_uids;            /* guint: also allowed to connect */
   GArray *peer_gids;            /* guint: primary groups allowed */
   CudaIpcServerCallbacks callbacks;
@@ -100,6 +102,9 @@ struct _CudaIpcServer
   CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];
   gboolean fences_made;
   guint32 generation;
+  gboolean retire_ring;         /* a consumer was dropped holding slots of
+                                 * the ring: the next acquire() replaces it */
+  guint64 rings_retired;
   gchar *caps_str;
   guint32 caps_id;
   guint64 min_slot_size;        /* a frame of the current caps */

@@ -86,6 +86,8 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
       (gint64) config->client_timeout_ms;
   s->max_pending = config->max_pending;
   s->max_pending_per_user = config->max_pending_per_user;
+  s->before_replace = config->before_replace;
+  s->before_replace_data = config->before_replace_data;
   s->holders = g_ptr_array_new ();
   s->peer_uids = g_array_new (FALSE, FALSE, sizeof (guint));
   s->peer_gids = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -343,17 +345,26 @@ make_fences_locked (CudaIpcServer * s)
         n_failed, s->n_slots);
 }
 
-/* Builds a new ring when there is none or @size does not fit. */
+/* Builds a new ring when there is none, @size does not fit, or the ring
+ * was retired. */
 static gboolean
 ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
 {
   CudaIpcRing *ring;
   guint64 want;
 
-  if (s->ring && cudaipc_ring_get_slot_size (s->ring) >= size)
+  if (s->ring && !s->retire_ring &&
+      cudaipc_ring_get_slot_size (s->ring) >= size)
     return TRUE;
+  if (s->ring && s->before_replace &&
+      !s->before_replace (s->retire_ring ? "a consumer was dropped while it "
+          "held slots: its frames must not change" : "a frame does not fit "
+          "the slots", s->before_replace_data, error))
+    return FALSE;
 
   want = MAX (size, s->min_slot_size);
+  if (s->ring && s->retire_ring)
+    want = MAX (want, cudaipc_ring_get_slot_size (s->ring));
   want = MAX (want, 1);
   ring = cudaipc_ring_new (s->dev, s->n_slots, want, 0, s->generation + 1,
       error);
@@ -362,8 +373,13 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
 
   s->generation++;
   GST_INFO ("%s: new ring, generation %u: %u slots of %" G_GUINT64_FORMAT
-      " bytes for frames of %" G_GUINT64_FORMAT " bytes", s->name,
-      s->generation, s->n_slots, cudaipc_ring_get_slot_size (ring), size);
+      " bytes for frames of %" G_GUINT64_FORMAT " bytes%s", s->name,
+      s->generation, s->n_slots, cudaipc_ring_get_slot_size (ring), size,
+      s->retire_ring ? " (the last one retired: a dropped consumer held "
+      "slots of it)" : "");
+  if (s->retire_ring)
+    s->rings_retired++;
+  s->retire_ring = FALSE;
 
   /* what each consumer still holds of the old ring it releases later, as
    * releases of an old generation; more of those than that is a protocol
@@ -390,17 +406,25 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
 /* How often a producer waiting for a slot looks for stuck clients. */
 #define STUCK_CHECK_US (50 * G_TIME_SPAN_MILLISECOND)
 
-/* Drops the stuck clients: those that stopped reading or releasing. Such a
- * client holds two frames or more, has held an older one for
- * client_timeout since a newer one came, and released nothing for
- * client_timeout. A consumer keeps its newest frame as long as it likes (a
- * sink showing its last frame does), and a slow one that keeps releasing
- * (what it cannot take, beyond its max-held) is never dropped.
+/* Drops a stuck client, the one most to blame: every slot is held, and a
+ * stuck client is one that stopped reading or releasing. It holds two
+ * frames or more, has held an older one for client_timeout since a newer
+ * one came, and released nothing for client_timeout. Of those, the one
+ * holding the most slots goes (then the one with the oldest frame), and
+ * only one per call: the caller looks for a free slot before dropping
+ * another. So a consumer that holds its newest frames, no more than its
+ * max-held (half the ring by default), while one that never releases
+ * holds every slot, stays: once that one is gone a slot is free. A
+ * consumer keeps its newest frame as long as it likes (a sink showing its
+ * last frame does), and a slow one that keeps releasing (what it cannot
+ * take, beyond its max-held) is never dropped.
  * TRUE if one was dropped (its slots are free again). */
 static gboolean
-drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
+drop_stuck_client_locked (CudaIpcServer * s, gint64 now)
 {
-  gboolean dropped = FALSE;
+  Client *worst = NULL;
+  guint worst_held = 0;
+  gint64 worst_oldest = G_MAXINT64;
 
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
@@ -430,19 +454,27 @@ drop_stuck_clients_locked (CudaIpcServer * s, gint64 now)
     if (now - next < s->client_timeout ||
         now - c->last_release < s->client_timeout)
       continue;
-    cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
-        "it stopped releasing frames while every slot was held",
-        g_strdup_printf ("stuck: held %u frames, the oldest for %d ms, and "
-            "released none for %d ms", held, (gint) ((now - oldest) / 1000),
-            (gint) ((now - c->last_release) / 1000)),
-        g_strdup_printf ("Dropped consumer '%s' (pid %d): it held %u frames, "
-            "the oldest for %d ms, and released none for %d ms while every "
-            "slot was held", c->name, c->pid, held,
-            (gint) ((now - oldest) / 1000),
-            (gint) ((now - c->last_release) / 1000)));
-    dropped = TRUE;
+    if (held > worst_held || (held == worst_held && oldest < worst_oldest)) {
+      worst = c;
+      worst_held = held;
+      worst_oldest = oldest;
+    }
   }
-  return dropped;
+  if (worst == NULL)
+    return FALSE;
+
+  cudaipc_server_client_drop_locked (s, worst, CUDAIPC_BYE_TOO_SLOW,
+      "it stopped releasing frames while every slot was held",
+      g_strdup_printf ("stuck: held %u frames, the oldest for %d ms, and "
+          "released none for %d ms", worst_held,
+          (gint) ((now - worst_oldest) / 1000),
+          (gint) ((now - worst->last_release) / 1000)),
+      g_strdup_printf ("Dropped consumer '%s' (pid %d): it held %u frames, "
+          "the oldest for %d ms, and released none for %d ms while every "
+          "slot was held", worst->name, worst->pid, worst_held,
+          (gint) ((now - worst_oldest) / 1000),
+          (gint) ((now - worst->last_release) / 1000)));
+  return TRUE;
 }
 
 CudaIpcServerStatus
@@ -458,15 +490,21 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
   g_return_val_if_fail (block_out != NULL, CUDAIPC_SERVER_ERROR);
 
   g_mutex_lock (&s->lock);
-  if (!ensure_ring_locked (s, size, error)) {
-    g_mutex_unlock (&s->lock);
-    return CUDAIPC_SERVER_ERROR;
-  }
+  for (;;) {
+    gint64 now;
 
-  while ((slot = cudaipc_ring_acquire (s->ring)) < 0) {
-    gint64 now = g_get_monotonic_time ();
+    /* again after every wait: a consumer dropped meanwhile may have
+     * retired the ring */
+    if (!ensure_ring_locked (s, size, error)) {
+      g_mutex_unlock (&s->lock);
+      return CUDAIPC_SERVER_ERROR;
+    }
+    slot = cudaipc_ring_acquire (s->ring);
+    if (slot >= 0)
+      break;
+    now = g_get_monotonic_time ();
 
-    if (s->client_timeout > 0 && drop_stuck_clients_locked (s, now))
+    if (s->client_timeout > 0 && drop_stuck_client_locked (s, now))
       continue;
     status = check_wait_locked (s, deadline_us);
     if (status == CUDAIPC_SERVER_TIMEOUT)
@@ -733,6 +771,7 @@ cudaipc_server_get_stats (CudaIpcServer * s, CudaIpcServerStats * st)
   st->frames_dropped = s->frames_dropped;
   st->n_clients = st->clients->len;
   st->generation = s->generation;
+  st->rings_retired = s->rings_retired;
   g_mutex_unlock (&s->lock);
 }
 

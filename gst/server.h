@@ -12,7 +12,12 @@
  *    passes, reads RELEASEs, and drops a client that breaks the protocol or
  *    goes away, giving back every slot it held at once;
  *  - keeps the ring: built by the first acquire, rebuilt with generation + 1
- *    when a frame no longer fits; RING, one SLOT per slot (its fds) and CAPS
+ *    when a frame no longer fits, and when a consumer was dropped as stuck
+ *    or too slow while it held slots (the old ring is retired, never
+ *    written again: a frame that consumer still pushes, or holds
+ *    downstream, stays as it was; each importer's mapping keeps the old
+ *    memory until its last frame goes);
+ *    RING, one SLOT per slot (its fds) and CAPS
  *    go to every ready client when a ring is built, and to each client when
  *    it joins, followed by the last SEGMENT and, after EOS, EOS;
  *  - publishes frames to every ready client and forwards serialized events
@@ -106,6 +111,12 @@ typedef enum
   CUDAIPC_SERVER_ERROR,         /* see the GError */
 } CudaIpcServerStatus;
 
+/* A producer's function the server calls with its lock held, on the
+ * producer thread: it must not call into the server. @why says what it is
+ * for; FALSE fails what the server was doing, with @error. */
+typedef gboolean (*CudaIpcServerSyncFunc) (const gchar * why,
+    gpointer user_data, GError ** error);
+
 /* What new() needs. cudaipc_server_config_init() fills in the defaults;
  * the strings and arrays are copied by new(). */
 typedef struct
@@ -136,6 +147,13 @@ typedef struct
    * beyond them gets BYE LOCAL and is closed at once. */
   guint max_pending;
   guint max_pending_per_user;
+  /* Called before a ring is replaced, by acquire() (a frame that does not
+   * fit, or a ring retired because a consumer was dropped while it held
+   * slots): nothing may write the old ring's slots once it returns, since
+   * the server lets go of them (a copier waits for its copies in flight).
+   * FALSE fails that acquire(). NULL: nothing to wait for. */
+  CudaIpcServerSyncFunc before_replace;
+  gpointer before_replace_data;
 } CudaIpcServerConfig;
 
 void cudaipc_server_config_init (CudaIpcServerConfig * config);
@@ -207,11 +225,8 @@ guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
  * once, with the reason). Producer thread, from acquire() until stop(). */
 CudaIpcFence *cudaipc_server_get_fence (CudaIpcServer * server, guint slot);
 
-/* Makes the copy into the slot complete before returning (a host stream
- * synchronisation); @why says why it is needed. Called with the server's
- * lock held: it must not call into the server. */
-typedef gboolean (*CudaIpcServerSyncFunc) (const gchar * why,
-    gpointer user_data, GError ** error);
+/* publish_fenced()'s @sync makes the copy into the slot complete before
+ * it returns (a host stream synchronisation). */
 
 /* publish() for a frame whose copy may still be in flight on the GPU, with
  * @slot's fence recorded after it. Under the lock, so that no client that
@@ -266,6 +281,8 @@ typedef struct
   guint64 frames_dropped;
   guint n_clients;
   guint32 generation;
+  guint64 rings_retired;        /* replaced because a consumer was dropped
+                                 * while it held slots */
   GArray *clients;              /* CudaIpcServerClientStats, one per ready
                                  * client; never NULL once filled in */
 } CudaIpcServerStats;

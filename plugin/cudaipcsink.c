@@ -227,6 +227,7 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
       "frames-dropped", G_TYPE_UINT64, ss.frames_dropped,
       "clients", G_TYPE_UINT, ss.n_clients,
       "generation", G_TYPE_UINT, (guint) ss.generation,
+      "rings-retired", G_TYPE_UINT64, ss.rings_retired,
       "driver-calls", G_TYPE_UINT64, cc.driver_calls,
       "host-syncs", G_TYPE_UINT64, cc.host_syncs,
       "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
@@ -506,6 +507,9 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   config.n_uids = uids->len;
   config.gids = (const guint *) gids->data;
   config.n_gids = gids->len;
+  /* a ring is replaced only once every copy into it has landed */
+  config.before_replace = cudaipc_copier_wait_all;
+  config.before_replace_data = copier;
   server = cudaipc_server_new (self->dev, &config, &server_callbacks, self,
       &error);
   if (server == NULL) {
@@ -744,13 +748,6 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
         ("Cannot copy in the CUDA context of upstream's memory: %s",
             error->message), (NULL));
-    return GST_FLOW_ERROR;
-  }
-  if (!cudaipc_copier_prepare (self->copier, size, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Cannot finish the copies into the shared ring: %s",
-            error->message), ("before a ring for %" G_GUINT64_FORMAT
-            "-byte frames", size));
     return GST_FLOW_ERROR;
   }
 
@@ -1025,8 +1022,9 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    *
    * Counters, as an "application/x-cudaipcsink-stats" structure:
    * frames-published (guint64), frames-dropped (guint64), clients (guint),
-   * generation (guint: the ring's), driver-calls (guint64: CUDA driver
-   * calls made by render() since start), host-syncs (guint64: copy-stream
+   * generation (guint: the ring's), rings-retired (guint64: rings replaced
+   * because a consumer was dropped while it held slots), driver-calls
+   * (guint64: CUDA driver calls made by render() since start), host-syncs (guint64: copy-stream
    * synchronisations on the host, the fallback for a consumer that does
    * not wait on interprocess events or a slot without one),
    * copies-from-gpu and copies-from-host (guint64: memories of upstream's

@@ -973,6 +973,7 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "frames-received", G_TYPE_UINT64, cs.received,
       "frames-pushed", G_TYPE_UINT64, pushed,
       "frames-dropped", G_TYPE_UINT64, cs.dropped,
+      "frames-discarded", G_TYPE_UINT64, cs.discarded,
       "frames-released", G_TYPE_UINT64, cs.released,
       "held", G_TYPE_UINT, cs.held,
       "generation", G_TYPE_UINT, cs.generation,
@@ -1341,7 +1342,11 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    *
    * Counters, as an "application/x-cudaipcsrc-stats" structure:
    * frames-received (FRAMEs received), frames-pushed, frames-dropped
-   * (released at once because of #GstCuIpcSrc:max-held), frames-released
+   * (released at once because of #GstCuIpcSrc:max-held, or discarded),
+   * frames-discarded (of those, frames that arrived before the producer's
+   * BYE and were to go out more than 100 ms after they were published:
+   * released unpushed, for the producer had dropped this consumer and
+   * may reuse their slots), frames-released
    * (RELEASEs sent), all guint64 since start; held (frames of the current
    * connection not yet released), generation (the producer's ring) and
    * imports (slots imported on the current connection), all guint; and

@@ -152,6 +152,84 @@ GST_START_TEST (test_stuck_consumer_dropped)
 
 GST_END_TEST;
 
+/* One of three consumers is stopped (SIGSTOP) for 2 s while it holds
+ * frames, then continued. The producer drops it as stuck and retires the
+ * ring it held, so nothing it holds or still has queued changes: after
+ * SIGCONT it checks the four frames it kept downstream again (recheck_bad)
+ * and every frame it pushes (bad), reconnects and runs to the end. The
+ * other two lose nothing the producer published. */
+static void
+stopped_consumer_case (const gchar * on_full)
+{
+  Node *good1, *good2, *victim, *p;
+  gchar *props = g_strdup_printf ("backend=" BACKEND " ring-size=8 "
+      "on-full=%s full-timeout=3000 consumer-timeout=300", on_full);
+  guint64 published;
+
+  good1 = spawn_node ("consumer", NULL);
+  good2 = spawn_node ("consumer", NULL);
+  victim = spawn_node ("consumer", "--hold", "4", "--src",
+      "reconnect=true", NULL);
+  p = spawn_node ("producer", "--frames", "500", "--fps", "100",
+      "--clients", "3", "--sink", props, NULL);
+  /* the producer waits for three consumers, then plays for 5 s */
+  g_usleep (2 * G_USEC_PER_SEC);
+  fail_unless_equals_int (kill (victim->pid, SIGSTOP), 0);
+  g_usleep (2 * G_USEC_PER_SEC);
+  fail_unless_equals_int (kill (victim->pid, SIGCONT), 0);
+  wait_node (p, 60);
+  wait_node (good1, 60);
+  wait_node (good2, 60);
+  wait_node (victim, 60);
+  assert_exit_ok (p);
+  assert_exit_ok (good1);
+  assert_exit_ok (good2);
+  published = field (p, "published");
+  g_print ("on-full=%s: published %" G_GUINT64_FORMAT ", the stopped "
+      "consumer got %" G_GUINT64_FORMAT " (bad %" G_GUINT64_FORMAT
+      ", recheck_bad %" G_GUINT64_FORMAT ", discarded %" G_GUINT64_FORMAT
+      ")\n", on_full, published, field (victim, "frames"),
+      field (victim, "bad"), field (victim, "recheck_bad"),
+      field (victim, "discarded"));
+  fail_unless (strstr (p->err->str, "Dropped consumer") != NULL,
+      "the stopped consumer was not dropped");
+  fail_unless_equals_uint64 (field (good1, "frames"), published);
+  fail_unless_equals_uint64 (field (good2, "frames"), published);
+  fail_unless_equals_uint64 (field (good1, "bad"), 0);
+  fail_unless_equals_uint64 (field (good2, "bad"), 0);
+  if (g_str_equal (on_full, "wait"))
+    fail_unless_equals_uint64 (published, 500);
+  /* the stopped one: nothing it pushed or held changed */
+  assert_exit_ok (victim);
+  fail_unless_equals_uint64 (field (victim, "bad"), 0);
+  fail_unless_equals_uint64 (field (victim, "recheck_bad"), 0);
+  fail_unless_equals_uint64 (field (victim, "last"), 499);
+  fail_unless (field (victim, "frames") < published,
+      "the stopped consumer lost no frame: was it stopped?");
+  /* frames queued for it when it was dropped were not pushed */
+  fail_unless (field (victim, "discarded") >= 1,
+      "no frame queued before the producer's BYE was discarded");
+  node_free (p);
+  node_free (good1);
+  node_free (good2);
+  node_free (victim);
+  g_free (props);
+}
+
+GST_START_TEST (test_stopped_consumer_wait)
+{
+  stopped_consumer_case ("wait");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stopped_consumer_drop)
+{
+  stopped_consumer_case ("drop");
+}
+
+GST_END_TEST;
+
 static void
 rogue_case (const gchar * mode, gboolean after_handshake)
 {
@@ -329,6 +407,8 @@ faults_suite (void)
   tcase_add_test (tc, test_producer_killed_and_restarted);
   tcase_add_test (tc, test_producer_killed_no_reconnect);
   tcase_add_test (tc, test_stuck_consumer_dropped);
+  tcase_add_test (tc, test_stopped_consumer_wait);
+  tcase_add_test (tc, test_stopped_consumer_drop);
   tcase_add_test (tc, test_rogue_garbage);
   tcase_add_test (tc, test_rogue_bad_release);
   tcase_add_test (tc, test_rogue_flood);

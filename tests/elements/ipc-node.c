@@ -26,10 +26,11 @@
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
- *      warnings=W ok=O output=M peer=P elapsed_us=T", where M is what
- *     the source's frames went out in (0 its imported slots, 1 GstCudaMemory
- *     copies, 2 wrapped GstCudaMemory) and P is 1 when it read a producer
- *     on another GPU through peer access.
+ *      warnings=W ok=O output=M peer=P discarded=D elapsed_us=T", where M
+ *     is what the source's frames went out in (0 its imported slots, 1
+ *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
+ *     a producer on another GPU through peer access, and D is the source's
+ *     frames-discarded.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
@@ -580,6 +581,7 @@ run_consumer (const gchar * socket_path)
   GstStructure *stats = NULL;
   const gchar *output;
   gboolean peer = FALSE;
+  guint64 discarded = 0;
   gchar *desc;
 
   desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s "
@@ -647,16 +649,18 @@ run_consumer (const gchar * socket_path)
   }
   g_object_get (src, "stats", &stats, NULL);
   output = gst_structure_get_string (stats, "output");
+  gst_structure_get_uint64 (stats, "frames-discarded", &discarded);
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
-      "output=%d peer=%d checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%"
-      G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
+      "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " checksum=%016"
+      G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", n, bad,
+      n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
       g_atomic_int_get (&n_warnings), ok,
       g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
-      gst_structure_get_boolean (stats, "peer", &peer) && peer, checksum,
-      t1 - t0);
+      gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
+      checksum, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);

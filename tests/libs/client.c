@@ -953,6 +953,105 @@ GST_START_TEST (test_producer_bye)
 
 GST_END_TEST;
 
+/* FRAMEs for slots 0..2, published @age_ms ago (slots 0 and 1 before an
+ * EOS, slot 2 after it), then a BYE with @reason. */
+static void
+send_frames_then_bye (gint64 age_ms, guint32 reason)
+{
+  guint64 now = (guint64) g_get_monotonic_time () * 1000;
+  CudaIpcMsg msg;
+
+  send_stream_start (4);
+  for (guint i = 0; i < 3; i++) {
+    if (i == 2) {
+      cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+      msg.u.event.event_type = GST_EVENT_EOS;
+      msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+      msg.u.event.structure = "";
+      psend (&msg);
+    }
+    fill_slot (i, (guint8) i);
+    frame_msg (i, i, &msg);
+    msg.u.frame.publish_time = now - age_ms * GST_MSECOND;
+    psend (&msg);
+  }
+  producer_send_bye (prod->conn, reason, "bye");
+}
+
+static void
+expect_client_closed (guint32 reason)
+{
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st = cudaipc_client_receive (client, &item, NULL);
+
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CLOSED);
+  fail_unless (item.said_bye);
+  fail_unless_equals_int (item.bye_reason, reason);
+  cudaipc_client_item_clear (&item);
+}
+
+/* The producer dropped this consumer (stopped, say) behind frames it sent
+ * a while ago: those frames are released unpushed, the event between them
+ * still goes out, then the BYE. */
+GST_START_TEST (test_late_frames_behind_drop_discarded)
+{
+  CudaIpcClientItem ev;
+  CudaIpcClientStats stats;
+
+  connect_ok ();
+  send_frames_then_bye (2000, CUDAIPC_BYE_TOO_SLOW);
+  receive_event (&ev, GST_EVENT_EOS);
+  cudaipc_client_item_clear (&ev);
+  expect_client_closed (CUDAIPC_BYE_TOO_SLOW);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.received, 3);
+  fail_unless_equals_uint64 (stats.discarded, 3);
+  fail_unless_equals_uint64 (stats.dropped, 3);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+/* The same frames go out where the BYE is a normal stop, and where they
+ * are fresh: only a drop behind old frames discards them. */
+static void
+kept_case (gint64 age_ms, guint32 reason)
+{
+  CudaIpcClientItem items[3], ev;
+  CudaIpcClientStats stats;
+
+  connect_ok ();
+  send_frames_then_bye (age_ms, reason);
+  receive_frame (&items[0]);
+  receive_frame (&items[1]);
+  receive_event (&ev, GST_EVENT_EOS);
+  cudaipc_client_item_clear (&ev);
+  receive_frame (&items[2]);
+  expect_client_closed (reason);
+  for (guint i = 0; i < 3; i++) {
+    assert_content (items[i].frame.memory, (guint8) i);
+    cudaipc_client_item_clear (&items[i]);
+  }
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.discarded, 0);
+  fail_unless_equals_uint64 (stats.dropped, 0);
+  expect_closed ();
+}
+
+GST_START_TEST (test_late_frames_kept_at_normal_stop)
+{
+  kept_case (2000, CUDAIPC_BYE_NORMAL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fresh_frames_kept_at_drop)
+{
+  kept_case (0, CUDAIPC_BYE_TOO_SLOW);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_producer_hangs_up)
 {
   CudaIpcClientItem item;
@@ -1451,6 +1550,9 @@ client_suite (void)
   tcase_add_test (tc, test_new_ring_keeps_old_frames);
   tcase_add_test (tc, test_events);
   tcase_add_test (tc, test_producer_bye);
+  tcase_add_test (tc, test_late_frames_behind_drop_discarded);
+  tcase_add_test (tc, test_late_frames_kept_at_normal_stop);
+  tcase_add_test (tc, test_fresh_frames_kept_at_drop);
   tcase_add_test (tc, test_producer_hangs_up);
   tcase_add_test (tc, test_cancel_receive);
   tcase_add_test (tc, test_caps_fixed_only);

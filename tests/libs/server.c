@@ -440,6 +440,8 @@ stat_of (CudaIpcServer * s, const gchar * client, const gchar * field)
     v = st.n_clients;
   } else if (g_str_equal (field, "generation")) {
     v = st.generation;
+  } else if (g_str_equal (field, "rings-retired")) {
+    v = st.rings_retired;
   } else {
     fail ("no counter %s", field);
   }
@@ -1503,6 +1505,191 @@ GST_START_TEST (test_deaf_client_dropped)
 
 GST_END_TEST;
 
+/* Every byte of @block's first @size bytes is @fill. */
+static void
+check_fill (CudaIpcBlock * block, guint64 size, guint8 fill)
+{
+  const guint8 *p = (const guint8 *) cudaipc_block_get_ptr (block);
+
+  for (guint64 i = 0; i < size; i++)
+    fail_unless (p[i] == fill, "byte %" G_GUINT64_FORMAT " is %u, not %u",
+        i, p[i], fill);
+}
+
+/* Reads messages until a FRAME, importing a RING's slots into @blocks
+ * (whose old imports stay where they are: the caller frees them). */
+static void
+read_to_frame (CudaIpcConn * conn, guint32 generation, guint n_slots,
+    CudaIpcBlock ** blocks, CudaIpcFrameMsg * f)
+{
+  expect_ring (conn, generation, n_slots, 1, CAPS_SMALL, blocks);
+  expect_frame (conn, f);
+  fail_unless_equals_int (f->generation, generation);
+}
+
+/* A consumer that stops (SIGSTOP, say) while it holds every slot is
+ * dropped as stuck, and the ring it held is retired, not rewritten: the
+ * frames it took, and those queued for it, stay as they were; the
+ * consumer that kept releasing gets a new ring and goes on. */
+GST_START_TEST (test_stuck_consumer_ring_retired)
+{
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcServer *s;
+  CudaIpcConn *stuck, *good;
+  CudaIpcBlock *old_blocks[2] = { NULL, NULL }, *new_blocks[2] = { NULL, };
+  CudaIpcBlock *good_blocks[2] = { NULL, NULL };
+  CudaIpcFrameMsg a, b, f, g;
+  GError *err = NULL;
+
+  config.client_timeout_ms = 200;
+  s = start_server_with (&config);
+  stuck = join ("stuck");
+  good = join ("good");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  a = produce (s, page, 1);
+  b = produce (s, page, 2);
+  expect_ring (stuck, 1, 2, 1, CAPS_SMALL, old_blocks);
+  expect_frame (stuck, &f);
+  expect_frame (stuck, &f);
+  expect_ring (good, 1, 2, 1, CAPS_SMALL, good_blocks);
+  expect_frame (good, &g);
+  send_release (good, g.generation, g.slot, g.seq);
+  expect_frame (good, &g);
+  send_release (good, g.generation, g.slot, g.seq);
+  wait_released (s, "good", 2);
+
+  /* every slot held by one that releases nothing: after the timeout it is
+   * dropped, and this frame goes into a new ring */
+  f = produce (s, page, 3);
+  fail_unless_equals_int (f.generation, 2);
+  expect_notice ("left stuck: stuck: held 2 frames");
+  expect_notice ("warning");
+  expect_bye (stuck, CUDAIPC_BYE_TOO_SLOW, "stopped releasing");
+  fail_unless_equals_int (stat_of (s, NULL, "rings-retired"), 1);
+  fail_unless_equals_int (stat_of (s, NULL, "generation"), 2);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+
+  /* the stuck one's frames did not change, nor do they as frames go on */
+  for (guint i = 4; i < 10; i++) {
+    if (i == 4)
+      read_to_frame (good, 2, 2, new_blocks, &g);
+    else
+      expect_frame (good, &g);
+    fail_unless_equals_int (g.seq, i - 1);
+    check_fill (new_blocks[g.slot], page, i - 1);
+    send_release (good, g.generation, g.slot, g.seq);
+    wait_released (s, "good", i - 1);
+    produce (s, page, i);
+    check_fill (old_blocks[a.slot], page, 1);
+    check_fill (old_blocks[b.slot], page, 2);
+  }
+  expect_frame (good, &g);
+  fail_unless_equals_int (g.seq, 9);
+  fail_unless_equals_int (stat_of (s, NULL, "rings-retired"), 1);
+  fail_unless_equals_int (count_notices ("left"), 0);
+
+  for (guint i = 0; i < 2; i++) {
+    cudaipc_block_free (old_blocks[i]);
+    cudaipc_block_free (new_blocks[i]);
+    cudaipc_block_free (good_blocks[i]);
+  }
+  cudaipc_conn_free (stuck);
+  cudaipc_conn_free (good);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* Consumers that take frames and never release them join one after
+ * another, beside one that keeps its newest two frames (max-held 2 of a
+ * ring of 4) and releases the rest: each taker is dropped once it holds
+ * every slot; the keeper never is, and the frames it keeps never change
+ * (each drop retires the ring). */
+GST_START_TEST (test_keeper_of_newest_frames_not_dropped)
+{
+  CudaIpcServerConfig config = test_config (4);
+  CudaIpcServer *s;
+  CudaIpcConn *keeper;
+  CudaIpcBlock *blocks[4][4] = { {NULL,}, };
+  GQueue kept = G_QUEUE_INIT;   /* CudaIpcFrameMsg*, oldest first */
+  CudaIpcFrameMsg f;
+  GError *err = NULL;
+  guint8 fill = 0;
+  const guint rounds = 3;
+
+  config.client_timeout_ms = 200;
+  s = start_server_with (&config);
+  keeper = join ("keeper");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  f = produce (s, page, ++fill);
+  read_to_frame (keeper, 1, 4, blocks[0], &f);
+  g_queue_push_tail (&kept, g_memdup2 (&f, sizeof (f)));
+
+  for (guint r = 0; r < rounds; r++) {
+    gchar *name = g_strdup_printf ("taker-%u", r);
+    gchar *left = g_strdup_printf ("left %s: stuck: held 4 frames", name);
+    CudaIpcConn *taker = join (name);
+
+    expect_ring (taker, r + 1, 4, 1, CAPS_SMALL, NULL);
+    /* four frames: the taker holds every slot, the keeper its newest two */
+    for (guint i = 0; i < 4; i++) {
+      CudaIpcFrameMsg *k;
+
+      produce (s, page, ++fill);
+      expect_frame (taker, &f);
+      expect_frame (keeper, &f);
+      fail_unless_equals_int (f.seq, fill);
+      g_queue_push_tail (&kept, g_memdup2 (&f, sizeof (f)));
+      while (g_queue_get_length (&kept) > 2) {
+        k = g_queue_pop_head (&kept);
+        send_release (keeper, k->generation, k->slot, k->seq);
+        g_free (k);
+      }
+    }
+    wait_released (s, "keeper", fill - 2);
+    /* nothing is free now, and nobody releases: the taker goes, the
+     * keeper stays although it released nothing for as long */
+    g_usleep (300 * 1000);
+    f = produce (s, page, ++fill);
+    fail_unless_equals_int (f.generation, r + 2);
+    expect_notice (left);
+    expect_bye (taker, CUDAIPC_BYE_TOO_SLOW, "stopped releasing");
+    fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+    fail_unless_equals_int (stat_of (s, NULL, "rings-retired"), r + 1);
+
+    /* the keeper's frames, of the ring just retired, are as they were */
+    for (GList * l = kept.head; l; l = l->next) {
+      CudaIpcFrameMsg *k = l->data;
+
+      check_fill (blocks[k->generation - 1][k->slot], page, (guint8) k->seq);
+    }
+    read_to_frame (keeper, r + 2, 4, blocks[r + 1], &f);
+    fail_unless_equals_int (f.seq, fill);
+    check_fill (blocks[r + 1][f.slot], page, fill);
+    g_queue_push_tail (&kept, g_memdup2 (&f, sizeof (f)));
+    while (g_queue_get_length (&kept) > 2) {
+      CudaIpcFrameMsg *k = g_queue_pop_head (&kept);
+
+      send_release (keeper, k->generation, k->slot, k->seq);
+      g_free (k);
+    }
+    cudaipc_conn_free (taker);
+    g_free (left);
+    g_free (name);
+    wait_released (s, "keeper", fill - 2);
+  }
+  fail_unless_equals_int (count_notices ("left keeper"), 0);
+
+  g_queue_free_full (&kept, g_free);
+  for (guint r = 0; r < 4; r++)
+    for (guint i = 0; i < 4; i++)
+      g_clear_pointer (&blocks[r][i], cudaipc_block_free);
+  cudaipc_conn_free (keeper);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_flushing_and_wake)
 {
   CudaIpcServer *s = start_server (1);
@@ -1833,6 +2020,8 @@ server_suite (void)
   tcase_add_test (tc, test_release_flood_dropped);
   tcase_add_test (tc, test_hostile_messages_drop_client);
   tcase_add_test (tc, test_deaf_client_dropped);
+  tcase_add_test (tc, test_stuck_consumer_ring_retired);
+  tcase_add_test (tc, test_keeper_of_newest_frames_not_dropped);
   tcase_add_test (tc, test_closed_client_frees_its_slots);
   tcase_add_test (tc, test_garbage_drops_client);
   tcase_add_test (tc, test_flushing_and_wake);
