@@ -201,9 +201,12 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   hello.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   hello.u.hello.backend = msg->u.hello.backend;
   memcpy (hello.u.hello.uuid, uuid, CUDAIPC_UUID_LEN);
-  /* interprocess events, unless they failed on this client before */
-  hello.u.hello.caps = msg->u.hello.backend == CUDAIPC_BACKEND_CUDA &&
-      !client->events_failed ? CUDAIPC_CAP_EVENTS : 0;
+  /* the fence page, which needs nothing of this consumer's device, and
+   * legacy interprocess events, unless they failed on this client before
+   * (a producer offers them only with ordering=events) */
+  hello.u.hello.caps = CUDAIPC_CAP_FENCE;
+  if (msg->u.hello.backend == CUDAIPC_BACKEND_CUDA && !client->events_failed)
+    hello.u.hello.caps |= CUDAIPC_CAP_EVENTS;
   if (peer)
     hello.u.hello.caps |= CUDAIPC_CAP_PEER;
   hello.u.hello.pid = (guint32) getpid ();
@@ -233,7 +236,10 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   /* in effect: what both sides sent */
   client->events = (hello.u.hello.caps & msg->u.hello.caps &
       CUDAIPC_CAP_EVENTS) != 0;
-  GST_DEBUG ("interprocess events %s", client->events ? "in use" :
+  client->fence = (hello.u.hello.caps & msg->u.hello.caps &
+      CUDAIPC_CAP_FENCE) != 0;
+  GST_DEBUG ("fence page %s, interprocess events %s",
+      client->fence ? "offered" : "not offered", client->events ? "in use" :
       client->events_failed ? "off: they failed before" : "off");
   return TRUE;
 }

@@ -17,6 +17,7 @@
 #include "block.h"
 #include "descriptor.h"
 #include "error.h"
+#include "fdutil.h"
 #include "media.h"
 
 #define GST_CAT_DEFAULT cudaipc_client_debug
@@ -26,6 +27,8 @@
 /* Longest wait for a producer's copy into a slot (microseconds): a copy
  * takes microseconds, so this only ends a wait that would never end. */
 #define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
+/* Messages read and dropped before closing with a BYE. */
+#define CLOSE_DRAIN_MSGS 256
 
 /* One frame's way back to the producer. */
 typedef struct
@@ -164,6 +167,7 @@ drop_imports (CudaIpcClient * client)
     g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
     g_clear_pointer (&client->fences[i], cudaipc_fence_free);
   }
+  g_clear_pointer (&client->fence_page, cudaipc_fence_page_free);
   client->have_ring = FALSE;
   client->n_slots = 0;
 }
@@ -203,6 +207,18 @@ cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
 
       if (ret < 0)
         GST_DEBUG ("could not send BYE: %s", g_strerror (-ret));
+      /* a socket closed with unread messages resets the connection, and
+       * the producer would read that instead of the BYE: read (and close
+       * the fds of) what is already there, a bounded number */
+      if (cudaipc_conn_set_nonblocking (s->conn, TRUE) == 0) {
+        for (guint i = 0; i < CLOSE_DRAIN_MSGS; i++) {
+          CudaIpcMsg msg;
+
+          if (cudaipc_conn_recv (s->conn, &msg) != 0)
+            break;
+          cudaipc_msg_clear (&msg);
+        }
+      }
     }
     cudaipc_conn_free (s->conn);
     s->conn = NULL;
@@ -216,6 +232,7 @@ cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
   g_hash_table_remove_all (client->caps);
   client->have_caps_in_use = FALSE;
   client->events = FALSE;
+  client->fence = FALSE;
   g_clear_pointer (&client->producer_name, g_free);
   g_atomic_int_set (&client->peer, 0);
   /* imported blocks hold their own device references */
@@ -333,10 +350,11 @@ handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
 /* Ring and slots */
 
 static CudaIpcClientStatus
-handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m,
-    GError ** error)
+handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
 {
+  const CudaIpcRingMsg *m = &msg->u.ring;
   Session *s = client->session;
+  CudaIpcFencePage *page = NULL;
 
   /* generations only grow on a connection: an old number again would make
    * RELEASEs and held frames of two rings look alike */
@@ -344,9 +362,31 @@ handle_ring (CudaIpcClient * client, const CudaIpcRingMsg * m,
     return broken_producer (client, error, "RING names generation %u, not "
         "newer than the current one, %u", m->generation, client->generation);
 
-  GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes",
-      m->generation, m->n_slots, m->slot_size);
+  if (m->flags & CUDAIPC_RING_HAS_FENCE) {
+    g_autoptr (GError) err = NULL;
+
+    if (!client->fence)
+      return broken_producer (client, error, "RING has a fence page, which "
+          "this consumer was not offered");
+    page = cudaipc_fence_page_open (cudaipc_steal_fd (&msg->fds[0]), &err);
+    if (page == NULL && g_error_matches (err, CUDAIPC_ERROR,
+            CUDAIPC_ERROR_INVALID))
+      return broken_producer (client, error, "%s", err->message);
+    if (page == NULL) {
+      g_set_error (error, CUDAIPC_ERROR, err->code, "Could not map the "
+          "fence page of the producer on %s: %s", client->path, err->message);
+      cudaipc_client_close (client, CUDAIPC_BYE_LOCAL,
+          "this consumer could not map the fence page");
+      return CUDAIPC_CLIENT_ERROR;
+    }
+  }
+
+  GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes, "
+      "%s", m->generation, m->n_slots, m->slot_size, page ? "with a fence "
+      "page" : client->fence ? "no fence page: frames are complete when they "
+      "come" : "no fence page");
   drop_imports (client);
+  client->fence_page = page;
   client->have_ring = TRUE;
   client->generation = m->generation;
   client->n_slots = m->n_slots;
@@ -504,8 +544,18 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
     return CUDAIPC_CLIENT_ERROR;
   }
 
-  /* the producer's copy into the slot may still be in flight */
-  if (client->fences[f->slot] != NULL) {
+  /* the producer's copy into the slot may still be in flight: its fence
+   * word reaches the frame's number once it has landed (read here, no
+   * driver call), or its event completes */
+  if (client->fence_page != NULL) {
+    if (!cudaipc_fence_page_wait (client->fence_page, f->slot, f->seq,
+            FENCE_TIMEOUT_US, &err)) {
+      gst_memory_unref (mem);
+      if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
+        return producer_stalled (client, item, f->slot, err->message);
+      return broken_producer (client, error, "%s", err->message);
+    }
+  } else if (client->fences[f->slot] != NULL) {
     guint calls = 0;
     gboolean ok;
 
@@ -568,7 +618,7 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
 {
   switch (msg->type) {
     case CUDAIPC_MSG_RING:
-      return handle_ring (client, &msg->u.ring, error);
+      return handle_ring (client, msg, error);
     case CUDAIPC_MSG_SLOT:
       return handle_slot (client, msg, item, error);
     case CUDAIPC_MSG_CAPS:

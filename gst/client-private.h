@@ -23,6 +23,7 @@
 #include "client.h"
 #include "connection.h"
 #include "fence.h"
+#include "fence-page.h"
 #include "ring.h"
 
 G_BEGIN_DECLS
@@ -79,7 +80,9 @@ struct _CudaIpcClient
   gboolean events_failed;       /* an event failed on this client object:
                                  * later HELLOs leave CUDAIPC_CAP_EVENTS out */
   gboolean events;              /* this connection waits on events */
+  gboolean fence;               /* this connection reads the fence page */
   CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* with the imports */
+  CudaIpcFencePage *fence_page; /* the current RING's, with the imports */
   GHashTable *caps;             /* caps id -> CapsEntry */
   gboolean have_caps_in_use;
   guint32 caps_in_use;          /* caps id of the last frame handed out */

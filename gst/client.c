@@ -659,7 +659,8 @@ cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
   info->n_slots = client->n_slots;
   info->slot_size = client->slot_size;
   info->generation = client->generation;
-  info->events = client->events;
+  info->events = client->events && client->fence_page == NULL;
+  info->fence = client->fence_page != NULL;
   info->peer = g_atomic_int_get (&client->peer) != 0;
   info->max_held = held_limit (client);
   g_mutex_lock (&client->reader_lock);

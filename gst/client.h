@@ -38,10 +38,18 @@
  * Once that connection is gone (disconnect, a new connection, free) a
  * release sends nothing. The session outlives the client while frames live.
  *
- * GPU ordering (cuda backend; design.md, GPU ordering): the HELLO asks for
- * CUDAIPC_CAP_EVENTS unless events failed before on this client object. A
- * SLOT with HAS_EVENT has its fence (fence.h) opened once per slot per
- * connection, kept with the import and freed with the import table. Before
+ * GPU ordering (design.md, GPU ordering): the HELLO asks for
+ * CUDAIPC_CAP_FENCE always. A RING with HAS_FENCE has its fence page
+ * (fence-page.h) checked and mapped, kept with the imports and freed with
+ * them; before a FRAME is handed out, receive() reads the slot's word on
+ * the CPU until it is the frame's seq (no driver call; a word that does
+ * not get there within 2 s ends the connection, one past it or going back
+ * is a protocol error). With the cuda backend the HELLO also asks for
+ * CUDAIPC_CAP_EVENTS unless events failed before on this client object
+ * (a producer offers them only with ordering=events): a SLOT with
+ * HAS_EVENT, on a connection without a fence page, has its legacy event
+ * (fence.h) opened once per slot per connection, kept with the import and
+ * freed with the import table. Before
  * a FRAME of that slot is handed out, receive() waits on its fence, with
  * the device's context pushed for the wait and popped after it: no
  * context of ours stays current on the receiving thread, which a thread
@@ -147,6 +155,7 @@ typedef struct
   guint64 slot_size;
   guint32 generation;
   gboolean events;              /* frames are ordered by interprocess events */
+  gboolean fence;               /* frames are ordered by the fence page */
   gboolean peer;                /* read through peer access */
   guint max_held;               /* max-held in effect */
 } CudaIpcClientInfo;

@@ -23,11 +23,15 @@
 #define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
 
 /* An upstream buffer kept until its copy into a slot is known complete:
- * @fence (the slot's, alive until the server stops) was recorded after
- * it. */
+ * the fence page's word of @slot reached @seq (read on the CPU), or
+ * @fence (the slot's event, alive until the server stops) was recorded
+ * after it. */
 typedef struct
 {
   GstBuffer *buf;
+  CudaIpcFencePage *page;
+  guint slot;
+  guint64 seq;
   CudaIpcFence *fence;
 } Pending;
 
@@ -119,15 +123,26 @@ reap_pending (CudaIpcCopier * c, guint limit, Tally * t)
   Pending *p;
 
   while ((p = g_queue_peek_head (&c->pending)) != NULL) {
-    gboolean done = FALSE, ok;
+    gboolean done = FALSE, ok = TRUE;
 
-    t->calls++;
-    ok = cudaipc_fence_query (p->fence, &done, &error);
+    if (p->page) {
+      /* the slot is not written again before it is published and
+       * released: a word at or past the number means this copy landed */
+      done = cudaipc_fence_page_peek (p->page, p->slot) >= p->seq;
+    } else {
+      t->calls++;
+      ok = cudaipc_fence_query (p->fence, &done, &error);
+    }
     if (ok && !done) {
       if (g_queue_get_length (&c->pending) < limit)
         return;
       GST_LOG ("%u copies in flight: waiting for the oldest",
           g_queue_get_length (&c->pending));
+      if (p->page) {
+        if (!sync_stream (c, t, &error))
+          GST_WARNING ("%s", error->message);
+        return;
+      }
       t->calls++;
       ok = cudaipc_fence_wait (p->fence, &error);
     }
@@ -339,14 +354,22 @@ cudaipc_copier_copy (CudaIpcCopier * c, GstBuffer * buf,
     guint64 * copied, GError ** error)
 {
   guintptr dst = cudaipc_block_get_ptr (block);
+  CudaIpcFencePage *page = cudaipc_server_get_fence_page (server);
   CudaIpcFence *fence = NULL;
+  guint64 seq = 0;
   Tally t = { 0, };
   gboolean ok;
 
   g_return_val_if_fail (c != NULL, FALSE);
 
+  /* the number the frame's FRAME will carry: its word is set to it once
+   * the copy has landed */
+  if (page)
+    seq = cudaipc_server_get_next_seq (server);
   if (c->stream == NULL) {
     ok = copy_memories (c, buf, dst, copied, &t, error);
+    if (ok && page)
+      ok = cudaipc_fence_page_signal (page, slot, seq, NULL, &t.calls, error);
     add_tally (c, &t);
     return ok;
   }
@@ -358,10 +381,15 @@ cudaipc_copier_copy (CudaIpcCopier * c, GstBuffer * buf,
   /* buffers whose copy is done go; with max_pending of them in flight,
    * wait for the oldest */
   reap_pending (c, c->max_pending, &t);
-  fence = cudaipc_server_get_fence (server, slot);
+  if (page == NULL)
+    fence = cudaipc_server_get_fence (server, slot);
   ok = copy_memories (c, buf, dst, copied, &t, error);
-  /* GPU ordering: the slot's event completes once the copy has landed */
-  if (ok && fence) {
+  /* GPU ordering: the slot's fence word, or its event, once the copy has
+   * landed */
+  if (ok && page) {
+    ok = cudaipc_fence_page_signal (page, slot, seq, c->stream, &t.calls,
+        error);
+  } else if (ok && fence) {
     t.calls++;
     ok = cudaipc_fence_record (fence, c->stream, error);
   }
@@ -371,8 +399,11 @@ cudaipc_copier_copy (CudaIpcCopier * c, GstBuffer * buf,
     /* the copy may still read it; where publish() synchronises instead,
      * it goes then */
     p->buf = gst_buffer_ref (buf);
+    p->page = page;
+    p->slot = slot;
+    p->seq = seq;
     p->fence = fence;
-    if (fence)
+    if (page || fence)
       g_queue_push_tail (&c->pending, p);
     else
       pending_free (p);

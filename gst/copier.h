@@ -14,18 +14,21 @@
  * cuda backend: every memory of the frame is copied, in order and
  * contiguously, on the copier's own non-blocking CUDA stream, device to
  * device from nvcodec's GstCudaMemory and host to device from anything
- * else; the slot's fence is recorded after the copy and the frame is
- * published at once. Each consumer waits on that fence before reading;
- * only where that cannot order a frame (a slot without a fence, a ready
- * consumer that does not wait on events) does publish() synchronise the
- * stream on the host first. The upstream buffer stays referenced
- * (pending) until its fence says the copy is done; with max_pending
- * copies in flight copy() waits for the oldest. Where the first frame is
+ * else; the slot's word of the server's fence page is signalled with the
+ * frame's number after the copy (or, with EVENTS ordering, the slot's
+ * event recorded) and the frame is published at once. Each consumer waits
+ * on that before reading; only where that cannot order a frame (HOST
+ * ordering, no fence page and no event, a ready consumer that reads
+ * neither) does publish() synchronise the stream on the host first. The
+ * upstream buffer stays referenced (pending) until the fence word (read
+ * on the CPU, no driver call) or the event says the copy is done; with
+ * max_pending copies in flight copy() waits for them. Where the first frame is
  * nvcodec memory of the copier's device, adopt_context() moves the device
  * into that memory's CUDA context (a copy across contexts takes a slow
  * path), before the first ring exists.
  *
- * host backend: memcpy, nothing pending; publish() is the server's.
+ * host backend: memcpy, nothing pending (with FENCE ordering the fence
+ * word is stored after it); publish() is the server's.
  *
  * Threads: one thread, the producer's (a sink's streaming thread), calls
  * everything but get_counts(), which any thread may call.

@@ -97,6 +97,17 @@ load_once (gpointer data)
   LOAD (EventQuery, "cuEventQuery");
   LOAD (IpcGetEventHandle, "cuIpcGetEventHandle");
   LOAD (IpcOpenEventHandle, "cuIpcOpenEventHandle");
+  LOAD2 (MemHostRegister, "cuMemHostRegister");
+  LOAD (MemHostUnregister, "cuMemHostUnregister");
+  LOAD2 (MemHostGetDevicePointer, "cuMemHostGetDevicePointer");
+  /* optional: the stream memory operations' _v2 entry points came with
+   * CUDA 11.7; without them only devices set up for the first ones have
+   * them */
+  if (!resolve (module, "cuStreamWriteValue64", "cuStreamWriteValue64_v2",
+          (gpointer *) & funcs.StreamWriteValue64)) {
+    funcs.StreamWriteValue64 = NULL;
+    g_clear_pointer (&load_error, g_free);
+  }
 
   res = funcs.Init (0);
   if (res != CUDA_SUCCESS) {

@@ -80,6 +80,14 @@ typedef struct
   CUresult (*EventQuery) (CUevent event);
   CUresult (*IpcGetEventHandle) (CUipcEventHandle * handle, CUevent event);
   CUresult (*IpcOpenEventHandle) (CUevent * event, CUipcEventHandle handle);
+  CUresult (*MemHostRegister) (void *p, size_t size, unsigned int flags);
+  CUresult (*MemHostUnregister) (void *p);
+  CUresult (*MemHostGetDevicePointer) (CUdeviceptr * dptr, void *p,
+      unsigned int flags);
+  /* NULL where the driver has neither cuStreamWriteValue64_v2 nor
+   * cuStreamWriteValue64: no fence page then (fence-page.h) */
+  CUresult (*StreamWriteValue64) (CUstream stream, CUdeviceptr addr,
+      guint64 value, unsigned int flags);
 } CudaIpcCudaFuncs;
 
 gboolean cudaipc_cuda_load (GError ** error);

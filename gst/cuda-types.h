@@ -38,6 +38,15 @@ typedef struct
 #define CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID 34
 #define CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED 102
 #define CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED 103
+#define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 93
+
+/* cuMemHostRegister flags */
+#define CU_MEMHOSTREGISTER_PORTABLE 0x01
+#define CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+
+/* CUstreamWriteValue_flags: the default puts a memory barrier before the
+ * write */
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0x0
 
 /* CUmemAllocationType, CUmemLocationType, CUmemAllocationHandleType */
 #define CU_MEM_ALLOCATION_TYPE_PINNED 0x1

@@ -160,7 +160,9 @@ build_ring (GstByteWriter * w, const CudaIpcRingMsg * m)
 {
   if (!gst_byte_writer_put_uint32_le (w, m->generation) ||
       !gst_byte_writer_put_uint32_le (w, m->n_slots) ||
-      !gst_byte_writer_put_uint64_le (w, m->slot_size))
+      !gst_byte_writer_put_uint64_le (w, m->slot_size) ||
+      !gst_byte_writer_put_uint32_le (w, m->flags) ||
+      !gst_byte_writer_put_uint32_le (w, 0))
     return -EMSGSIZE;
   return 0;
 }
@@ -310,8 +312,13 @@ cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
   if (ret < 0)
     return ret;
 
-  /* the only message with fds is SLOT, one per allocation */
-  expected_fds = msg->type == CUDAIPC_MSG_SLOT ? msg->u.slot.n_allocs : 0;
+  /* SLOT has one fd per allocation, a RING with a fence page has one */
+  if (msg->type == CUDAIPC_MSG_SLOT)
+    expected_fds = msg->u.slot.n_allocs;
+  else if (msg->type == CUDAIPC_MSG_RING)
+    expected_fds = (msg->u.ring.flags & CUDAIPC_RING_HAS_FENCE) ? 1 : 0;
+  else
+    expected_fds = 0;
   if (msg->n_fds != expected_fds)
     return -EINVAL;
 
@@ -385,12 +392,19 @@ parse_hello (GstByteReader * r, guint n_fds, CudaIpcHello * m)
 static gint
 parse_ring (GstByteReader * r, guint n_fds, CudaIpcRingMsg * m)
 {
+  guint32 reserved;
+
   if (!gst_byte_reader_get_uint32_le (r, &m->generation) ||
       !gst_byte_reader_get_uint32_le (r, &m->n_slots) ||
-      !gst_byte_reader_get_uint64_le (r, &m->slot_size))
+      !gst_byte_reader_get_uint64_le (r, &m->slot_size) ||
+      !gst_byte_reader_get_uint32_le (r, &m->flags) ||
+      !gst_byte_reader_get_uint32_le (r, &reserved))
     return -EBADMSG;
-  if (m->n_slots == 0)
+  if (m->n_slots == 0 || reserved != 0 ||
+      (m->flags & ~CUDAIPC_RING_HAS_FENCE) != 0)
     return -EBADMSG;
+  if (n_fds != ((m->flags & CUDAIPC_RING_HAS_FENCE) ? 1u : 0u))
+    return -EPROTO;
   if (m->n_slots > CUDAIPC_MAX_SLOTS)
     return -EMSGSIZE;
   return check_size (m->slot_size);
@@ -551,7 +565,7 @@ parse_header (const guint8 * data, gsize len, guint n_fds,
     return -EPROTO;
   if (hdr_fds != n_fds || n_fds > CUDAIPC_MAX_MSG_FDS)
     return -EPROTO;
-  if (type != CUDAIPC_MSG_SLOT && n_fds != 0)
+  if (type != CUDAIPC_MSG_SLOT && type != CUDAIPC_MSG_RING && n_fds != 0)
     return -EPROTO;
 
   *type_out = type;

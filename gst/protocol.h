@@ -53,7 +53,7 @@ typedef enum
   CUDAIPC_BACKEND_CUDA = 1,
 } CudaIpcBackend;
 
-#define CUDAIPC_PROTOCOL_VERSION 1
+#define CUDAIPC_PROTOCOL_VERSION 2
 #define CUDAIPC_HEADER_SIZE 16
 #define CUDAIPC_MAX_PAYLOAD (64 * 1024)
 #define CUDAIPC_MAX_MESSAGE (CUDAIPC_HEADER_SIZE + CUDAIPC_MAX_PAYLOAD)
@@ -79,10 +79,17 @@ typedef enum
 #define CUDAIPC_MSG_TYPE_LAST CUDAIPC_MSG_BYE
 
 /* HELLO capability bits */
-#define CUDAIPC_CAP_EVENTS (1u << 0)    /* interprocess CUDA events */
+#define CUDAIPC_CAP_EVENTS (1u << 0)    /* legacy interprocess CUDA events */
 #define CUDAIPC_CAP_PEER (1u << 1)      /* a consumer on another GPU, with
                                          * peer access to the producer's */
-#define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER)
+#define CUDAIPC_CAP_FENCE (1u << 2)     /* the ring's fence page */
+#define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER | \
+    CUDAIPC_CAP_FENCE)
+
+/* RING flags */
+#define CUDAIPC_RING_HAS_FENCE (1u << 0)        /* one fd: the fence page */
+/* The fence page's size: one 64-bit word per slot, at 8 * slot. */
+#define CUDAIPC_FENCE_PAGE_SIZE 4096
 
 /* SLOT flags */
 #define CUDAIPC_SLOT_HAS_EVENT (1u << 0)
@@ -118,6 +125,7 @@ typedef struct
   guint32 generation;
   guint32 n_slots;              /* 1..CUDAIPC_MAX_SLOTS */
   guint64 slot_size;            /* 1..CUDAIPC_MAX_SLOT_SIZE */
+  guint32 flags;                /* CUDAIPC_RING_*; HAS_FENCE: n_fds == 1 */
 } CudaIpcRingMsg;
 
 typedef struct

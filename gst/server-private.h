@@ -99,7 +99,9 @@ struct _CudaIpcServer
   /* cuda backend: one per slot index, made with the first ring and kept
    * until stop() (consumers' opened handles must not outlive them); NULL
    * where one could not be made */
-  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];
+  CudaIpcOrdering ordering;
+  CudaIpcFencePage *fence_page; /* AUTO (cuda backend) and FENCE */
+  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* EVENTS */
   gboolean fences_made;
   guint32 generation;
   gboolean retire_ring;         /* a consumer was dropped holding slots of
@@ -129,13 +131,22 @@ client_is_ready (const Client * c)
   return c->ready && !c->dead;
 }
 
-/* The HELLO capabilities this producer offers: interprocess events and
+/* The HELLO capabilities this producer offers: its fence page where it
+ * has one, legacy interprocess events where its ordering is EVENTS, and
  * peer access with the cuda backend. */
 static inline guint32
 cudaipc_server_caps (const CudaIpcServer * s)
 {
-  return cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA ?
-      CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER : 0;
+  guint32 caps = 0;
+
+  if (s->fence_page)
+    caps |= CUDAIPC_CAP_FENCE;
+  if (cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA) {
+    caps |= CUDAIPC_CAP_PEER;
+    if (s->ordering == CUDAIPC_ORDERING_EVENTS)
+      caps |= CUDAIPC_CAP_EVENTS;
+  }
+  return caps;
 }
 
 /* server-io.c: the I/O thread's body (started by new()). */

@@ -38,6 +38,31 @@ cudaipc_server_config_init (CudaIpcServerConfig * config)
   config->max_pending_per_user = CUDAIPC_SERVER_MAX_PENDING_PER_USER;
 }
 
+/* AUTO (cuda backend) and FENCE: the fence page. Where AUTO cannot make
+ * it, frames are synchronised on the host. */
+static gboolean
+make_fence_page (CudaIpcServer * s, GError ** error)
+{
+  g_autoptr (GError) err = NULL;
+
+  if (s->ordering == CUDAIPC_ORDERING_FENCE ||
+      (s->ordering == CUDAIPC_ORDERING_AUTO &&
+          cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA))
+    s->fence_page = cudaipc_fence_page_new (s->dev, &err);
+  else
+    return TRUE;
+  if (s->fence_page)
+    return TRUE;
+  if (s->ordering == CUDAIPC_ORDERING_FENCE) {
+    g_set_error (error, CUDAIPC_ERROR, err->code, "No fence page: %s",
+        err->message);
+    return FALSE;
+  }
+  GST_WARNING ("%s: no fence page, so every frame's copy is synchronised on "
+      "the host before it is published: %s", s->name, err->message);
+  return TRUE;
+}
+
 CudaIpcServer *
 cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     const CudaIpcServerCallbacks * callbacks, gpointer user_data,
@@ -88,6 +113,7 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
   s->max_pending_per_user = config->max_pending_per_user;
   s->before_replace = config->before_replace;
   s->before_replace_data = config->before_replace_data;
+  s->ordering = config->ordering;
   s->holders = g_ptr_array_new ();
   s->peer_uids = g_array_new (FALSE, FALSE, sizeof (guint));
   s->peer_gids = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -142,6 +168,9 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
     return NULL;
   }
 
+  if (!make_fence_page (s, error))
+    return NULL;
+
   s->thread = g_thread_try_new ("cudaipc-server", cudaipc_server_io_thread, s,
       &thread_error);
   if (s->thread == NULL) {
@@ -178,6 +207,9 @@ cudaipc_server_stop (CudaIpcServer * s)
   g_clear_pointer (&s->ring, cudaipc_ring_free);
   for (guint i = 0; i < G_N_ELEMENTS (s->fences); i++)
     g_clear_pointer (&s->fences[i], cudaipc_fence_free);
+  /* the producer's stream wrote the last words before stop() (the sink's
+   * copier waits for its copies first) */
+  g_clear_pointer (&s->fence_page, cudaipc_fence_page_free);
   g_mutex_unlock (&s->lock);
 
   cudaipc_close_fd (&s->wake_fd);
@@ -328,7 +360,8 @@ make_fences_locked (CudaIpcServer * s)
 {
   guint n_failed = 0;
 
-  if (s->fences_made || cudaipc_server_caps (s) == 0)
+  if (s->fences_made || s->ordering != CUDAIPC_ORDERING_EVENTS ||
+      cudaipc_device_get_backend (s->dev) != CUDAIPC_BACKEND_CUDA)
     return;
   s->fences_made = TRUE;
   for (guint i = 0; i < s->n_slots; i++) {
@@ -542,12 +575,45 @@ cudaipc_server_get_fence (CudaIpcServer * s, guint slot)
   return fence;
 }
 
+CudaIpcFencePage *
+cudaipc_server_get_fence_page (CudaIpcServer * s)
+{
+  g_return_val_if_fail (s != NULL, NULL);
+  return s->fence_page;
+}
+
+guint64
+cudaipc_server_get_next_seq (CudaIpcServer * s)
+{
+  guint64 seq;
+
+  g_return_val_if_fail (s != NULL, 0);
+
+  g_mutex_lock (&s->lock);
+  seq = s->seq + 1;
+  g_mutex_unlock (&s->lock);
+  return seq;
+}
+
 /* Why a frame in @slot needs the host synchronisation, or NULL. */
 static const gchar *
 needs_sync_locked (CudaIpcServer * s, guint slot)
 {
+  if (s->ordering == CUDAIPC_ORDERING_HOST)
+    return "ordering=host";
+  if (s->fence_page) {
+    for (GList * l = s->clients; l; l = l->next) {
+      Client *c = l->data;
+
+      if (client_is_ready (c) && !(c->caps & CUDAIPC_CAP_FENCE))
+        return "a consumer does not read the fence page";
+    }
+    return NULL;
+  }
   if (s->fences[slot] == NULL)
-    return "the slot has no interprocess event";
+    return s->ordering == CUDAIPC_ORDERING_EVENTS ?
+        "the slot has no interprocess event" : "the producer has no fence "
+        "page";
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
@@ -592,6 +658,7 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
 
     if (why && !sync (why, user_data, error)) {
       cudaipc_ring_abort (s->ring, slot);
+      s->seq++;
       g_mutex_unlock (&s->lock);
       return FALSE;
     }
@@ -639,6 +706,8 @@ cudaipc_server_abort (CudaIpcServer * s, guint slot)
   g_mutex_lock (&s->lock);
   if (s->ring)
     cudaipc_ring_abort (s->ring, slot);
+  /* a fence word may have been signalled with this number */
+  s->seq++;
   g_mutex_unlock (&s->lock);
 }
 
@@ -765,6 +834,7 @@ cudaipc_server_get_stats (CudaIpcServer * s, CudaIpcServerStats * st)
     cs.frames_released = c->released;
     cs.held = s->ring ? cudaipc_ring_lease_count (s->ring, &c->lease) : 0;
     cs.events = (c->caps & CUDAIPC_CAP_EVENTS) != 0;
+    cs.fence = (c->caps & CUDAIPC_CAP_FENCE) != 0;
     g_array_append_val (st->clients, cs);
   }
   st->frames_published = s->frames_published;

@@ -27,10 +27,11 @@
  *
  * Threads:
  *  - The producer thread (a sink's streaming thread): set_caps,
- *    wait_for_client, acquire, publish, publish_fenced, get_fence, abort,
- *    send_event and clear_eos, one call at a time. Only this thread replaces the ring, so the block
- *    acquire() hands out stays valid, and is written without any lock,
- *    until publish() or abort() of that slot.
+ *    wait_for_client, acquire, publish, publish_fenced, get_fence,
+ *    get_next_seq, abort, send_event and clear_eos, one call at a time.
+ *    Only this thread replaces the ring, so the block acquire() hands out
+ *    stays valid, and is written without any lock, until publish() or
+ *    abort() of that slot.
  *  - Any thread, at any time between new() and free(): set_flushing, wake,
  *    set_client_timeout, peer_allowed, get_n_clients, get_stats,
  *    get_generation.
@@ -53,8 +54,10 @@
  * Ownership: the server owns the listening socket (closed, and its file
  * removed, by stop()), its wake-up eventfd, each client's connection and
  * the ring, whose blocks own the exported fds: they cross to each client
- * once per slot, duplicated by the kernel, and stay ours; and the slots'
- * fences, whose handles go to the clients that asked for events. It holds a
+ * once per slot, duplicated by the kernel, and stay ours; the fence page,
+ * whose fd goes with each RING to the clients that read it, and, with
+ * EVENTS ordering, the slots' events, whose handles go to the clients that
+ * asked for them. It holds a
  * reference on the device. Strings passed in are copied. A slot belongs to
  * the producer thread from acquire() to publish() or abort(), then to the
  * clients it was published to until each has released it or left.
@@ -75,6 +78,7 @@
 #include "block.h"
 #include "device.h"
 #include "fence.h"
+#include "fence-page.h"
 #include "protocol.h"
 #include "ring.h"
 
@@ -110,6 +114,24 @@ typedef enum
   CUDAIPC_SERVER_WOKEN,         /* cudaipc_server_wake(): call again */
   CUDAIPC_SERVER_ERROR,         /* see the GError */
 } CudaIpcServerStatus;
+
+/* How consumers learn that a frame's copy, queued on the producer's GPU
+ * stream and maybe still in flight when its FRAME goes out, is done
+ * (docs/design.md, GPU ordering). */
+typedef enum
+{
+  /* the fence page where the producer's device can write it (cuda
+   * backend), else as HOST; the host backend needs none */
+  CUDAIPC_ORDERING_AUTO = 0,
+  /* the fence page, on either backend (the host backend writes it on the
+   * CPU); new() fails where it cannot be made */
+  CUDAIPC_ORDERING_FENCE,
+  /* legacy interprocess CUDA events, one per slot (cuda backend): only
+   * for consumers in the producer's IPC and PID namespaces */
+  CUDAIPC_ORDERING_EVENTS,
+  /* every frame's copy completes on the host before its FRAME goes out */
+  CUDAIPC_ORDERING_HOST,
+} CudaIpcOrdering;
 
 /* A producer's function the server calls with its lock held, on the
  * producer thread: it must not call into the server. @why says what it is
@@ -154,6 +176,8 @@ typedef struct
    * FALSE fails that acquire(). NULL: nothing to wait for. */
   CudaIpcServerSyncFunc before_replace;
   gpointer before_replace_data;
+  /* default AUTO */
+  CudaIpcOrdering ordering;
 } CudaIpcServerConfig;
 
 void cudaipc_server_config_init (CudaIpcServerConfig * config);
@@ -216,29 +240,46 @@ CudaIpcServerStatus cudaipc_server_acquire (CudaIpcServer * server,
 guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
     CudaIpcFrameMsg * frame);
 
-/* GPU ordering (cuda backend; docs/design.md, GPU ordering). The server
- * keeps one fence (fence.h) per slot index, made with the first ring and
- * kept, across rebuilds, until stop(); SLOT carries its handle to the
- * clients whose HELLO asked for CUDAIPC_CAP_EVENTS. */
+/* GPU ordering (docs/design.md, GPU ordering). With AUTO (cuda backend)
+ * or FENCE ordering, new() makes the fence page (fence-page.h), kept until
+ * stop(); RING carries its fd to the clients whose HELLO asked for
+ * CUDAIPC_CAP_FENCE. After queueing a frame's copy, the producer signals
+ * the slot's word with the number the frame's FRAME will carry
+ * (get_next_seq()). With EVENTS ordering the server keeps one legacy
+ * event (fence.h) per slot index, made with the first ring and kept
+ * until stop(); SLOT carries its handle to the clients whose HELLO asked
+ * for CUDAIPC_CAP_EVENTS. */
 
-/* @slot's fence, or NULL: host backend, or it could not be made (logged
- * once, with the reason). Producer thread, from acquire() until stop(). */
+/* The fence page, or NULL (none made: HOST or EVENTS ordering, the host
+ * backend with AUTO, or a device that cannot write it, logged once). Made
+ * by new(): any thread until stop(). */
+CudaIpcFencePage *cudaipc_server_get_fence_page (CudaIpcServer * server);
+/* The number the next publish() gives its frame (FRAME's seq). Numbers
+ * only grow, and an aborted frame's is never given again: a fence word
+ * signalled for it can never be taken for a later frame's. Producer
+ * thread. */
+guint64 cudaipc_server_get_next_seq (CudaIpcServer * server);
+
+/* EVENTS ordering: @slot's event, or NULL (another ordering, or it could
+ * not be made: logged once, with the reason). Producer thread, from
+ * acquire() until stop(). */
 CudaIpcFence *cudaipc_server_get_fence (CudaIpcServer * server, guint slot);
 
 /* publish_fenced()'s @sync makes the copy into the slot complete before
  * it returns (a host stream synchronisation). */
 
 /* publish() for a frame whose copy may still be in flight on the GPU, with
- * @slot's fence recorded after it. Under the lock, so that no client that
- * becomes ready meanwhile is missed, it calls @sync first when the fence
- * cannot order the frame for every ready client: the slot has no fence, or
- * a ready client did not ask for CUDAIPC_CAP_EVENTS. When @sync fails the
- * slot is given back unpublished (as by abort()) and FALSE is returned
- * with its error. @n_clients (may be NULL): what publish() returns. */
+ * the fence page's word or @slot's event signalled after it. Under the
+ * lock, so that no client that becomes ready meanwhile is missed, it calls
+ * @sync first when that cannot order the frame for every ready client:
+ * HOST ordering, no fence page and no event for the slot, or a ready
+ * client that reads neither. When @sync fails the slot is given back
+ * unpublished (as by abort()) and FALSE is returned with its error.
+ * @n_clients (may be NULL): what publish() returns. */
 gboolean cudaipc_server_publish_fenced (CudaIpcServer * server, guint slot,
     CudaIpcFrameMsg * frame, CudaIpcServerSyncFunc sync, gpointer user_data,
     guint * n_clients, GError ** error);
-/* Gives an acquired slot back unpublished. */
+/* Gives an acquired slot back unpublished; its frame number is skipped. */
 void cudaipc_server_abort (CudaIpcServer * server, guint slot);
 
 /* Sends @event (EOS, SEGMENT, TAG or a custom downstream serialized event)
@@ -271,6 +312,7 @@ typedef struct
   guint held;                   /* slots of the current ring it holds */
   gboolean events;              /* it waits on the slots' interprocess
                                  * events */
+  gboolean fence;               /* it reads the fence page */
 } CudaIpcServerClientStats;
 
 /* The server's counters; cudaipc_server_stats_clear() frees what it

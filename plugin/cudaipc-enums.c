@@ -7,6 +7,7 @@
 #endif
 
 #include "cudaipc-enums.h"
+#include "server.h"
 #include "cudaipcsink.h"
 #include "cudaipcsrc.h"
 
@@ -42,6 +43,30 @@ gst_cu_ipc_sink_on_full_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstCuIpcSinkOnFull", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+GType
+gst_cu_ipc_sink_ordering_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {CUDAIPC_ORDERING_AUTO, "The fence page where the GPU can write it, "
+          "else a host synchronisation per frame", "auto"},
+    {CUDAIPC_ORDERING_FENCE, "The fence page, or fail to start (also with "
+          "backend=host, which writes it on the CPU)", "fence"},
+    {CUDAIPC_ORDERING_EVENTS, "Legacy interprocess CUDA events: consumers "
+          "must share the producer's IPC and PID namespaces", "events"},
+    {CUDAIPC_ORDERING_HOST, "Synchronise each frame's copy on the host "
+          "before publishing it", "host"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSinkOrdering", values);
 
     g_once_init_leave (&type, t);
   }

@@ -14,9 +14,13 @@
  * frame. A buffer is written again only once every consumer it was
  * published to has released it; `on-full` says what happens meanwhile.
  * With the cuda backend the copy runs on the sink's own CUDA stream and
- * the frame is published without waiting for it: each consumer waits on
- * the slot's interprocess CUDA event before it reads the frame, and only
- * for a consumer that cannot does the sink wait for its copy first.
+ * the frame is published without waiting for it: the stream then writes
+ * the frame's number into the slot's word of a fence page, a small memory
+ * file sent to each consumer with the ring, and each consumer reads it on
+ * the CPU before it hands out the frame; only for a consumer that cannot
+ * (or with #GstCuIpcSink:ordering=host) does the sink wait for its copy
+ * first. Nothing but the socket is shared, so consumers may run in
+ * containers of their own.
  *
  * Caps, timestamps, buffer flags, plane offsets and strides, and the
  * SEGMENT, TAG, EOS and custom serialized events travel in band.
@@ -73,6 +77,7 @@ enum
   PROP_DEVICE_ID,
   PROP_RING_SIZE,
   PROP_ON_FULL,
+  PROP_ORDERING,
   PROP_FULL_TIMEOUT,
   PROP_WAIT_FOR_CONNECTION,
   PROP_CONSUMER_TIMEOUT,
@@ -92,6 +97,7 @@ enum
 #define MIN_RING_SIZE 2
 #define MAX_RING_SIZE CUDAIPC_MAX_SLOTS
 #define DEFAULT_ON_FULL GST_CU_IPC_SINK_ON_FULL_WAIT
+#define DEFAULT_ORDERING CUDAIPC_ORDERING_AUTO
 #define DEFAULT_FULL_TIMEOUT 1000
 #define DEFAULT_WAIT_FOR_CONNECTION FALSE
 #define DEFAULT_CONSUMER_TIMEOUT 500
@@ -112,6 +118,7 @@ struct _GstCuIpcSink
   gint device_id;
   guint ring_size;
   GstCuIpcSinkOnFull on_full;
+  CudaIpcOrdering ordering;
   guint full_timeout;
   gboolean wait_for_connection;
   guint consumer_timeout;
@@ -220,7 +227,8 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
             "frames-sent", G_TYPE_UINT64, c->frames_sent,
             "frames-released", G_TYPE_UINT64, c->frames_released,
             "held", G_TYPE_UINT, c->held,
-            "events", G_TYPE_BOOLEAN, c->events, NULL));
+            "events", G_TYPE_BOOLEAN, c->events,
+            "fence", G_TYPE_BOOLEAN, c->fence, NULL));
   }
   st = gst_structure_new ("application/x-cudaipcsink-stats",
       "frames-published", G_TYPE_UINT64, ss.frames_published,
@@ -309,6 +317,9 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     case PROP_RING_SIZE:
       self->ring_size = g_value_get_uint (value);
       break;
+    case PROP_ORDERING:
+      self->ordering = g_value_get_enum (value);
+      break;
     case PROP_ON_FULL:
       self->on_full = g_value_get_enum (value);
       break;
@@ -368,6 +379,9 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       break;
     case PROP_RING_SIZE:
       g_value_set_uint (value, self->ring_size);
+      break;
+    case PROP_ORDERING:
+      g_value_set_enum (value, self->ordering);
       break;
     case PROP_ON_FULL:
       g_value_set_enum (value, self->on_full);
@@ -460,6 +474,7 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   device_id = self->device_id;
   config.n_slots = self->ring_size;
   config.client_timeout_ms = self->consumer_timeout;
+  config.ordering = self->ordering;
   name = g_strdup (GST_OBJECT_NAME (self));
   users = g_strdup (self->allowed_users);
   groups = g_strdup (self->allowed_groups);
@@ -924,6 +939,30 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**
+   * GstCuIpcSink:ordering:
+   *
+   * How consumers know that a frame's copy into its slot, queued on the
+   * GPU and maybe still running when the frame is announced, has landed.
+   * "auto": the fence page, a small memory file sent with the ring whose
+   * word for the slot the producer's CUDA stream sets after the copy and
+   * the consumer reads on the CPU; it needs nothing shared but the socket
+   * (containers with their own PID, IPC and mount namespaces work), and
+   * where the GPU cannot write it every frame is synchronised on the host
+   * instead. "fence": the fence page or an error at start. "events":
+   * legacy interprocess CUDA events, which open only in consumers that
+   * share the producer's IPC and PID namespaces (one that cannot open
+   * them reconnects without, losing a frame). "host": the producer
+   * synchronises each copy on the host before publishing, as GStreamer's
+   * own cudaipcsink does. The host backend needs none of this (its
+   * memcpy is done before the frame goes out); "fence" makes it write the
+   * fence page anyway.
+   */
+  properties[PROP_ORDERING] = g_param_spec_enum ("ordering", "Ordering",
+      "How consumers know that a frame's copy has landed",
+      GST_TYPE_CU_IPC_SINK_ORDERING, DEFAULT_ORDERING,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSink:full-timeout:
    *
    * With on-full=wait, how long in milliseconds to wait for a free slot
@@ -1024,16 +1063,18 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * frames-published (guint64), frames-dropped (guint64), clients (guint),
    * generation (guint: the ring's), rings-retired (guint64: rings replaced
    * because a consumer was dropped while it held slots), driver-calls
-   * (guint64: CUDA driver calls made by render() since start), host-syncs (guint64: copy-stream
-   * synchronisations on the host, the fallback for a consumer that does
-   * not wait on interprocess events or a slot without one),
+   * (guint64: CUDA driver calls made by render() since start), host-syncs
+   * (guint64: copy-stream synchronisations on the host: every frame with
+   * ordering=host or without a fence page, and those published while a
+   * consumer that reads neither the fence page nor events is connected),
    * copies-from-gpu and copies-from-host (guint64: memories of upstream's
    * buffers copied into slots from GPU memory, device to device, and from
    * host memory, since start), and
    * client-stats, an array of "cudaipcsink-client" structures with name
    * (string), pid (int), frames-sent (guint64), frames-released (guint64),
-   * held (guint: slots of the current ring it holds now) and events
-   * (gboolean: it waits on the slots' interprocess events).
+   * held (guint: slots of the current ring it holds now), fence
+   * (gboolean: it reads the fence page) and events (gboolean: it waits on
+   * the slots' legacy interprocess events).
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frames published and dropped, and per-consumer counters",
@@ -1058,6 +1099,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   basesink_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_unlock_stop);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SINK_ON_FULL, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SINK_ORDERING, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_BACKEND, 0);
 }
 
@@ -1069,6 +1111,7 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->backend = DEFAULT_BACKEND;
   self->device_id = DEFAULT_DEVICE_ID;
   self->ring_size = DEFAULT_RING_SIZE;
+  self->ordering = DEFAULT_ORDERING;
   self->on_full = DEFAULT_ON_FULL;
   self->full_timeout = DEFAULT_FULL_TIMEOUT;
   self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;

@@ -40,6 +40,10 @@ typedef enum
 #define GST_TYPE_CU_IPC_SINK_ON_FULL (gst_cu_ipc_sink_on_full_get_type ())
 GType gst_cu_ipc_sink_on_full_get_type (void);
 
+/* GstCuIpcSinkOrdering: the values of CudaIpcOrdering (server.h). */
+#define GST_TYPE_CU_IPC_SINK_ORDERING (gst_cu_ipc_sink_ordering_get_type ())
+GType gst_cu_ipc_sink_ordering_get_type (void);
+
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsink);
 GST_ELEMENT_REGISTER_DECLARE (cuipcsink);
 

@@ -298,6 +298,7 @@ announce_connection (GstCuIpcSrc * self, GstCaps * caps)
           "slot-size", G_TYPE_UINT64, info.slot_size,
           "generation", G_TYPE_UINT, (guint) info.generation,
           "caps", G_TYPE_STRING, caps_str,
+          "fence", G_TYPE_BOOLEAN, info.fence,
           "events", G_TYPE_BOOLEAN, info.events,
           "peer", G_TYPE_BOOLEAN, info.peer,
           "max-held", G_TYPE_UINT, info.max_held,

@@ -162,7 +162,7 @@ bench_run_consumer (Transport t)
   gboolean ok = TRUE, stdin_closed = FALSE, producer_done = FALSE;
   gint64 p50, p99, last_index, done_at = 0;
   gint64 grace = (gint64) opts.grace_ms * GST_MSECOND;
-  guint64 received, pushed = 0;
+  guint64 received, pushed = 0, driver_calls = 0;
   guint n = 0;
   gchar *line;
 
@@ -354,6 +354,17 @@ bench_run_consumer (Transport t)
     ok = FALSE;
   }
 
+  /* our source's driver calls on its per-frame path (0 for the others) */
+  if (t == TRANSPORT_CUDAIPC) {
+    GstStructure *st = NULL;
+
+    g_object_get (c.src, "stats", &st, NULL);
+    if (st) {
+      gst_structure_get_uint64 (st, "driver-calls", &driver_calls);
+      gst_structure_free (st);
+    }
+  }
+
   /* ids: where frame numbers came from; pushed: as the orchestrator
    * passed it on, -1 before it did */
   line = g_strdup_printf ("result received=%" G_GUINT64_FORMAT " measured=%"
@@ -362,13 +373,14 @@ bench_run_consumer (Transport t)
       " last_arrival=%" G_GINT64_FORMAT " cpu_ns=%" G_GINT64_FORMAT
       " cpu_total_ns=%" G_GINT64_FORMAT " last_index=%" G_GINT64_FORMAT
       " p50_ns=%" G_GINT64_FORMAT " p99_ns=%" G_GINT64_FORMAT
-      " pushed=%" G_GINT64_FORMAT " ended=%s ids=%s memory=%s src_type=%s",
+      " pushed=%" G_GINT64_FORMAT " ended=%s ids=%s memory=%s"
+      " driver_calls=%" G_GUINT64_FORMAT " src_type=%s",
       received, c.measured, c.samples->len, c.bad_stamps, c.repeats,
       c.first_stamp, c.last_arrival, c.measured ? c.cpu1 - c.cpu0 : 0,
       bench_cpu_ns (), last_index, p50, p99,
       producer_done ? (gint64) pushed : -1, ended,
       c.counted ? "counted" : "carried", c.memory ? c.memory : "none",
-      G_OBJECT_TYPE_NAME (c.src));
+      driver_calls, G_OBJECT_TYPE_NAME (c.src));
   bench_say (line);
   g_free (line);
   /* nvcodec's cudaipcsrc stops only once its server answers (a frame,

@@ -2,7 +2,8 @@
 /*
  * The rows a run makes, from the options: for each rate (--rates, else
  * --rate), each transport (--transports; nvcodec once per ipc-mode of
- * --nvcodec-ipc-modes), each resolution and each consumer count, in that
+ * --nvcodec-ipc-modes, ours once per ordering of --orderings), each
+ * resolution and each consumer count, in that
  * order, so that the table has the flat-out rows first and each rate's
  * rows together. Also what a run will take, printed before it starts, and
  * a row's life cycle (new, fail, note, free). Main thread only.
@@ -32,6 +33,10 @@ row_overhead (const Row * row)
 /* GStreamer 1.24 to 1.26's GstCudaIpcMode nicks, for a machine where
  * nvcodec's enum is not registered (its rows are skipped there) */
 static const gchar *known_ipc_modes[] = { "legacy", "mmap", NULL };
+/* cuipcsink's ordering nicks */
+static const gchar *known_orderings[] = { "auto", "fence", "events", "host",
+  NULL
+};
 
 static void
 result_free (gpointer h)
@@ -175,6 +180,8 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
       -1);
   gchar **modes = g_strsplit (opts.ipc_modes ? opts.ipc_modes :
       "legacy,mmap", ",", -1);
+  gchar **orderings = opts.orderings ? g_strsplit (opts.orderings, ",", -1) :
+      NULL;
   gchar *rate_one = g_strdup_printf ("%d", opts.rate);
   gchar **rates = g_strsplit (opts.rates ? opts.rates : rate_one, ",", -1);
   GArray *ts = g_array_new (FALSE, FALSE, sizeof (Transport));
@@ -223,12 +230,21 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
     }
   }
 
+  for (guint i = 0; orderings && orderings[i]; i++) {
+    if (!g_strv_contains (known_orderings, g_strstrip (orderings[i]))) {
+      g_printerr ("unknown ordering '%s' (auto, fence, events, host)\n",
+          orderings[i]);
+      goto out;
+    }
+  }
+
   for (guint ri = 0; rates[ri]; ri++) {
     gint rate = (gint) g_ascii_strtoll (rates[ri], NULL, 10);
 
     for (guint ti = 0; ti < ts->len; ti++) {
       Transport t = g_array_index (ts, Transport, ti);
-      guint n_modes = t == TRANSPORT_NVCODEC ? g_strv_length (modes) : 1;
+      guint n_modes = t == TRANSPORT_NVCODEC ? g_strv_length (modes) :
+          t == TRANSPORT_CUDAIPC && orderings ? g_strv_length (orderings) : 1;
 
       if (t == TRANSPORT_NVCODEC && !nvcodec_ok && !said) {
         g_print ("%s\n", nvcodec_why);
@@ -236,7 +252,8 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
       }
       for (guint mi = 0; mi < n_modes; mi++) {
         const gchar *mode = t == TRANSPORT_NVCODEC ?
-            check_ipc_mode (modes[mi]) : NULL;
+            check_ipc_mode (modes[mi]) : t == TRANSPORT_CUDAIPC && orderings ?
+            g_intern_string (orderings[mi]) : NULL;
 
         for (guint si = 0; resolutions[si]; si++) {
           gint w = 0, h = 0;
@@ -266,6 +283,7 @@ out:
   g_strfreev (resolutions);
   g_strfreev (counts);
   g_strfreev (modes);
+  g_strfreev (orderings);
   g_strfreev (rates);
   g_free (rate_one);
   return ok;

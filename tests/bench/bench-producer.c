@@ -198,7 +198,7 @@ bench_run_producer (Transport t)
   GstVideoInfo info;
   gint64 t0 = 0, t1, cpu0 = 0, cpu1, deadline, start;
   guint64 total = (guint64) opts.warmup + opts.frames, pushed = 0;
-  guint64 published = 0, dropped = 0;
+  guint64 published = 0, dropped = 0, host_syncs = 0;
   GstClockTime sink_latency = 0;
   gboolean eos = FALSE, ok = TRUE;
   GList *contexts;
@@ -226,6 +226,8 @@ bench_run_producer (Transport t)
         gst_util_set_object_arg (G_OBJECT (sink), "backend",
             bench_use_cuda ()? "cuda" : "host");
         gst_util_set_object_arg (G_OBJECT (sink), "on-full", "wait");
+        if (opts.ipc_mode)
+          gst_util_set_object_arg (G_OBJECT (sink), "ordering", opts.ipc_mode);
       }
       break;
     case TRANSPORT_SHM:
@@ -298,8 +300,8 @@ bench_run_producer (Transport t)
   pad = gst_element_get_static_pad (sink, "sink");
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, stamp_probe, &p, NULL);
   if (t == TRANSPORT_SHM && bench_use_cuda ())
-    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM, strip_allocator,
-        NULL, NULL);
+    gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+        strip_allocator, NULL, NULL);
   gst_object_unref (pad);
 
   bus = gst_element_get_bus (pipeline);
@@ -415,6 +417,7 @@ bench_run_producer (Transport t)
     if (stats) {
       gst_structure_get_uint64 (stats, "frames-published", &published);
       gst_structure_get_uint64 (stats, "frames-dropped", &dropped);
+      gst_structure_get_uint64 (stats, "host-syncs", &host_syncs);
       gst_structure_free (stats);
     }
   }
@@ -428,11 +431,12 @@ bench_run_producer (Transport t)
       G_GUINT64_FORMAT " push_ns=%" G_GINT64_FORMAT " cpu_ns=%"
       G_GINT64_FORMAT " cpu_total_ns=%" G_GINT64_FORMAT " published=%"
       G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " warnings=%d"
-      " sink_latency_ns=%" G_GUINT64_FORMAT " ipc_mode=%s sink_type=%s",
+      " sink_latency_ns=%" G_GUINT64_FORMAT " ipc_mode=%s host_syncs=%"
+      G_GUINT64_FORMAT " sink_type=%s",
       pushed, pushed > (guint64) opts.warmup ? pushed - opts.warmup : 0,
       t1 - t0, cpu1 - cpu0, cpu1, published, dropped,
       g_atomic_int_get (&p.warnings), (guint64) sink_latency,
-      opts.ipc_mode && t == TRANSPORT_NVCODEC ? opts.ipc_mode : "none",
+      opts.ipc_mode ? opts.ipc_mode : "none", host_syncs,
       G_OBJECT_TYPE_NAME (sink));
   bench_say (line);
   g_free (line);

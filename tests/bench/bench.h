@@ -55,7 +55,7 @@ typedef struct
 {
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
-  gchar *rates, *ipc_modes;
+  gchar *rates, *ipc_modes, *orderings;
   gboolean verbose, keep, dry_run;
   gint kill_after;
   /* every role (rate: the row's; for run, --rates wins over it) */
@@ -86,7 +86,8 @@ typedef struct _Child Child;
 typedef struct
 {
   Transport transport;
-  const gchar *ipc_mode;        /* (c): "legacy" or "mmap"; else NULL */
+  const gchar *ipc_mode;        /* (c): "legacy" or "mmap"; (a): the sink's
+                                 * ordering, with --orderings; else NULL */
   gint width, height;
   guint n_consumers;
   gint rate;                    /* frames/s pushed; 0: flat out */

@@ -118,6 +118,9 @@ BenchOptions opts = {
 static GOptionEntry entries[] = {
   {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
       "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+  {"orderings", 0, 0, G_OPTION_ARG_STRING, &opts.orderings,
+      "run: cuipcsink ordering values for (a), a row each (auto, fence, "
+        "events, host; default: the sink's default, one row)", "LIST"},
   {"nvcodec-ipc-modes", 0, 0, G_OPTION_ARG_STRING, &opts.ipc_modes,
       "run: nvcodec cudaipcsink ipc-mode values, a row each "
         "(default legacy,mmap)", "LIST"},
@@ -183,7 +186,8 @@ static GOptionEntry entries[] = {
       "consumer: file for latency samples", "FILE"},
   {"index", 0, 0, G_OPTION_ARG_INT, &opts.index, "consumer: its number", "I"},
   {"ipc-mode", 0, 0, G_OPTION_ARG_STRING, &opts.ipc_mode,
-      "producer, nvcodec: its cudaipcsink ipc-mode", "MODE"},
+      "producer: nvcodec's cudaipcsink ipc-mode, or cuipcsink's ordering",
+      "MODE"},
   {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &opts.idle,
       "consumer: seconds without a frame that end it (default 5)", "S"},
   {"grace-ms", 0, 0, G_OPTION_ARG_INT, &opts.grace_ms,
@@ -242,8 +246,10 @@ gchar *
 bench_row_label (const Row * row)
 {
   if (row->ipc_mode)
-    return g_strdup_printf ("%s ipc-mode=%s",
-        bench_transport_label (row->transport), row->ipc_mode);
+    return g_strdup_printf ("%s %s=%s",
+        bench_transport_label (row->transport),
+        row->transport == TRANSPORT_CUDAIPC ? "ordering" : "ipc-mode",
+        row->ipc_mode);
   return g_strdup (bench_transport_label (row->transport));
 }
 

@@ -13,8 +13,8 @@
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
  *     for C ready clients before playing. Prints one line:
  *     "producer frames=N published=P dropped=D joined=J left=L warnings=W
- *      from_gpu=G from_host=H elapsed_us=T" (G, H: the sink's
- *      copies-from-gpu and copies-from-host).
+ *      from_gpu=G from_host=H host_syncs=S elapsed_us=T" (G, H, S: the
+ *      sink's copies-from-gpu, copies-from-host and host-syncs).
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
  *       [--download] [--max-frames M]
@@ -26,11 +26,13 @@
  *     and checks them again when it lets them go (a slot overwritten while
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
- *      warnings=W ok=O output=M peer=P discarded=D elapsed_us=T", where M
- *     is what the source's frames went out in (0 its imported slots, 1
- *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
- *     a producer on another GPU through peer access, and D is the source's
- *     frames-discarded.
+ *      warnings=W ok=O output=M peer=P discarded=D connects=N fenced=F
+ *      driver_calls=K elapsed_us=T", where M is what the source's frames
+ *     went out in (0 its imported slots, 1 GstCudaMemory copies, 2 wrapped
+ *     GstCudaMemory), P is 1 when it read a producer on another GPU
+ *     through peer access, D is the source's frames-discarded, N the
+ *     connections it made (connected and reconnected messages), F how many
+ *     of them read the fence page, and K the source's driver-calls.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
@@ -137,6 +139,9 @@ nv12_caps (gint w, gint h)
 }
 
 static gint n_warnings, n_joined, n_left;
+/* consumer: connections the source announced, and those ordered by the
+ * fence page */
+static gint n_connects, n_fenced;
 
 /* Counts warnings and the sink's client messages as they are posted. */
 static GstBusSyncReply
@@ -158,7 +163,14 @@ count_messages (GstBus * bus, GstMessage * msg, gpointer data)
       s = gst_message_get_structure (msg);
       if (gst_structure_has_name (s, "cudaipcsink-client-joined"))
         g_atomic_int_inc (&n_joined);
-      else if (gst_structure_has_name (s, "cudaipcsink-client-left")) {
+      else if (gst_structure_has_name (s, "cudaipcsrc-connected") ||
+          gst_structure_has_name (s, "cudaipcsrc-reconnected")) {
+        gboolean fenced = FALSE;
+
+        g_atomic_int_inc (&n_connects);
+        if (gst_structure_get_boolean (s, "fence", &fenced) && fenced)
+          g_atomic_int_inc (&n_fenced);
+      } else if (gst_structure_has_name (s, "cudaipcsink-client-left")) {
         gchar *text = gst_structure_to_string (s);
 
         /* for the tests to check what the message says */
@@ -299,6 +311,7 @@ run_producer (const gchar * socket_path)
   GstElement *pipeline, *src, *sink;
   GstStructure *stats = NULL;
   guint64 published = 0, dropped = 0, from_gpu = 0, from_host = 0;
+  guint64 host_syncs = 0;
   Resources steady = { 0 }, end = { 0 };
   gint64 t0, t1;
   gboolean eos = FALSE;
@@ -425,15 +438,17 @@ run_producer (const gchar * socket_path)
     gst_structure_get_uint64 (stats, "frames-dropped", &dropped);
     gst_structure_get_uint64 (stats, "copies-from-gpu", &from_gpu);
     gst_structure_get_uint64 (stats, "copies-from-host", &from_host);
+    gst_structure_get_uint64 (stats, "host-syncs", &host_syncs);
     gst_structure_free (stats);
   }
   g_print ("producer frames=%d published=%" G_GUINT64_FORMAT " dropped=%"
       G_GUINT64_FORMAT " joined=%d left=%d warnings=%d from_gpu=%"
-      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " checksum=%016"
-      G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", frames,
-      published, dropped, g_atomic_int_get (&n_joined),
-      g_atomic_int_get (&n_left), g_atomic_int_get (&n_warnings), from_gpu,
-      from_host, checksum, t1 - t0);
+      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " host_syncs=%"
+      G_GUINT64_FORMAT " checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%"
+      G_GINT64_FORMAT "\n", frames, published, dropped,
+      g_atomic_int_get (&n_joined), g_atomic_int_get (&n_left),
+      g_atomic_int_get (&n_warnings), from_gpu, from_host, host_syncs,
+      checksum, t1 - t0);
 
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
@@ -581,7 +596,7 @@ run_consumer (const gchar * socket_path)
   GstStructure *stats = NULL;
   const gchar *output;
   gboolean peer = FALSE;
-  guint64 discarded = 0;
+  guint64 discarded = 0, driver_calls = 0;
   gchar *desc;
 
   desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s "
@@ -650,9 +665,11 @@ run_consumer (const gchar * socket_path)
   g_object_get (src, "stats", &stats, NULL);
   output = gst_structure_get_string (stats, "output");
   gst_structure_get_uint64 (stats, "frames-discarded", &discarded);
+  gst_structure_get_uint64 (stats, "driver-calls", &driver_calls);
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
-      "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " checksum=%016"
+      "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " connects=%d "
+      "fenced=%d driver_calls=%" G_GUINT64_FORMAT " checksum=%016"
       G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", n, bad,
       n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
@@ -660,7 +677,8 @@ run_consumer (const gchar * socket_path)
       g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
-      checksum, t1 - t0);
+      g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
+      driver_calls, checksum, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);

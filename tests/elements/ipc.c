@@ -108,6 +108,41 @@ GST_START_TEST (test_three_consumers_wait)
 
 GST_END_TEST;
 
+/* ordering=fence (on the host backend the producer writes the page on the
+ * CPU): two consumers read every frame, across a caps change that sends
+ * the ring, and its fence page, again; each connection reads the page,
+ * no consumer makes a driver call per frame and the producer never
+ * synchronises on the host. */
+GST_START_TEST (test_fence_ordering)
+{
+  Node *c[2], *p;
+
+  for (guint i = 0; i < 2; i++)
+    c[i] = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "80", "--clients", "2",
+      "--switch-at", "40", "--width2", "640", "--height2", "480", "--sink",
+      "backend=" BACKEND " ordering=fence on-full=wait ring-size=4", NULL);
+  wait_node (p, 90);
+  assert_exit_ok (p);
+  fail_unless_equals_uint64 (field (p, "published"), 80);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless_equals_uint64 (field (p, "host_syncs"), 0);
+  for (guint i = 0; i < 2; i++) {
+    wait_node (c[i], 90);
+    assert_exit_ok (c[i]);
+    fail_unless_equals_uint64 (field (c[i], "frames"), 80);
+    fail_unless_equals_uint64 (field (c[i], "bad"), 0);
+    fail_unless_equals_uint64 (field (c[i], "caps"), 2);
+    fail_unless_equals_uint64 (field (c[i], "connects"), 1);
+    fail_unless_equals_uint64 (field (c[i], "fenced"), 1);
+    fail_unless_equals_uint64 (field (c[i], "driver_calls"), 0);
+    node_free (c[i]);
+  }
+  node_free (p);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_holding_consumer)
 {
   Node *holder, *other, *p;
@@ -240,6 +275,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_bit_exact_frames);
   tcase_add_test (tc, test_caps_change);
   tcase_add_test (tc, test_three_consumers_wait);
+  tcase_add_test (tc, test_fence_ordering);
   tcase_add_test (tc, test_holding_consumer);
   tcase_add_test (tc, test_on_full_drop);
 #ifdef CUDAIPC_TEST_GPU

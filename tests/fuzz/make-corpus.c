@@ -49,7 +49,7 @@ protocol_seeds (const gchar * dir)
   m.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   m.u.hello.backend = 1;
   memset (m.u.hello.uuid, 0xab, sizeof (m.u.hello.uuid));
-  m.u.hello.caps = CUDAIPC_CAP_EVENTS;
+  m.u.hello.caps = CUDAIPC_CAP_FENCE | CUDAIPC_CAP_EVENTS;
   m.u.hello.pid = 1234;
   m.u.hello.name = "cudaipcsrc-1234";
   seed_msg (dir, "hello", &m);
@@ -59,6 +59,10 @@ protocol_seeds (const gchar * dir)
   m.u.ring.n_slots = 4;
   m.u.ring.slot_size = 12582912;
   seed_msg (dir, "ring", &m);
+  /* with the fence page's fd */
+  m.u.ring.flags = CUDAIPC_RING_HAS_FENCE;
+  m.n_fds = 1;
+  seed_msg (dir, "ring-fence", &m);
 
   cudaipc_msg_init (&m, CUDAIPC_MSG_SLOT);
   m.u.slot.generation = 3;

@@ -3,14 +3,18 @@
  * The second process of the gpu suite's fence test. Usage:
  * gpu-fence-peer SOCKET
  *
- * Connects to SOCKET and answers the HELLO asking for interprocess events,
- * takes a RING of one slot and its SLOT, which must carry an event handle,
- * imports the slot and opens the event (cudaipc_fence_open), then says it
- * is ready with a RELEASE (generation, 0, 0). On the FRAME that follows it
- * notes whether the event was still pending when the frame arrived and
- * whether the slot's first and last bytes already held the frame, waits
- * on the event (cudaipc_fence_wait), reads the whole frame back and checks
- * it against the pattern of key (3, 9). It answers with a BYE: reason
+ * Connects to SOCKET and answers the HELLO asking for the fence page where
+ * the producer offers it, else for interprocess events; takes a RING of
+ * one slot, which must then carry the fence page (mapped with
+ * cudaipc_fence_page_open), and its SLOT, which must otherwise carry an
+ * event handle (opened with cudaipc_fence_open); imports the slot, then
+ * says it is ready with a RELEASE (generation, 0, 0). On the FRAME that
+ * follows it notes whether the copy was still pending when the frame
+ * arrived (the slot's fence word below the frame's number, or the event
+ * not complete) and whether the slot's first and last bytes already held
+ * the frame, waits (on the CPU for the fence word, cudaipc_fence_wait for
+ * the event), reads the whole frame back and checks it against the
+ * pattern of key (3, 9). It answers with a BYE: reason
  * NORMAL and text "ok pending_at_frame=P early_match=E wait_us=W bytes=N"
  * when every byte matched, reason PROTOCOL and the failure otherwise. Then
  * it waits for the server's BYE and exits 0 (1 on a failure it could not
@@ -29,6 +33,7 @@
 #include "descriptor.h"
 #include "device.h"
 #include "fence.h"
+#include "fence-page.h"
 #include "test-pattern.h"
 
 #define FENCE_KEY 3
@@ -77,6 +82,8 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
 {
   CudaIpcBlock *block = NULL;
   CudaIpcFence *fence = NULL;
+  CudaIpcFencePage *page = NULL;
+  gboolean use_page;
   CudaIpcDescriptor *desc;
   CudaIpcMsg msg;
   guint8 uuid[CUDAIPC_UUID_LEN];
@@ -85,7 +92,7 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
   GError *err = NULL;
   gboolean pushed = FALSE, done = FALSE, early;
   guint32 generation;
-  guint64 size;
+  guint64 size, seq;
   gint64 t0, t1;
   gssize bad;
 
@@ -94,17 +101,19 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
   cudaipc_device_get_uuid (dev, uuid);
   if (msg.u.hello.backend != CUDAIPC_BACKEND_CUDA ||
       memcmp (uuid, msg.u.hello.uuid, CUDAIPC_UUID_LEN) != 0 ||
-      !(msg.u.hello.caps & CUDAIPC_CAP_EVENTS)) {
+      !(msg.u.hello.caps & (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_FENCE))) {
     cudaipc_msg_clear (&msg);
-    return g_strdup ("expected a cuda HELLO on this GPU, offering events");
+    return g_strdup ("expected a cuda HELLO on this GPU, offering the fence "
+        "page or events");
   }
+  use_page = (msg.u.hello.caps & CUDAIPC_CAP_FENCE) != 0;
   cudaipc_msg_clear (&msg);
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   msg.u.hello.backend = CUDAIPC_BACKEND_CUDA;
   memcpy (msg.u.hello.uuid, uuid, CUDAIPC_UUID_LEN);
-  msg.u.hello.caps = CUDAIPC_CAP_EVENTS;
+  msg.u.hello.caps = use_page ? CUDAIPC_CAP_FENCE : CUDAIPC_CAP_EVENTS;
   msg.u.hello.pid = getpid ();
   msg.u.hello.name = "gpu-fence-peer";
   if (cudaipc_conn_send (conn, &msg) < 0)
@@ -113,13 +122,28 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
   if (recv_type (conn, &msg, CUDAIPC_MSG_RING, &result) < 0)
     return result;
   generation = msg.u.ring.generation;
+  if (use_page) {
+    if (!(msg.u.ring.flags & CUDAIPC_RING_HAS_FENCE)) {
+      cudaipc_msg_clear (&msg);
+      return g_strdup ("the RING carries no fence page");
+    }
+    page = cudaipc_fence_page_open (msg.fds[0], &err);
+    msg.fds[0] = -1;
+    msg.n_fds = 0;
+  }
   cudaipc_msg_clear (&msg);
+  if (use_page && page == NULL) {
+    result = g_strdup_printf ("fence page: %s", err->message);
+    g_clear_error (&err);
+    return result;
+  }
 
   if (recv_type (conn, &msg, CUDAIPC_MSG_SLOT, &result) < 0)
-    return result;
-  if (!(msg.u.slot.flags & CUDAIPC_SLOT_HAS_EVENT)) {
+    goto out;
+  if (!use_page && !(msg.u.slot.flags & CUDAIPC_SLOT_HAS_EVENT)) {
     cudaipc_msg_clear (&msg);
-    return g_strdup ("the SLOT carries no event handle");
+    result = g_strdup ("the SLOT carries no event handle");
+    goto out;
   }
   desc = cudaipc_descriptor_new_from_fds (dev, msg.fds,
       msg.u.slot.alloc_sizes, msg.n_fds, msg.u.slot.size, &err);
@@ -129,10 +153,10 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
     block = cudaipc_block_import (dev, desc, &err);
     cudaipc_descriptor_free (desc);
   }
-  if (block)
+  if (block && !use_page)
     fence = cudaipc_fence_open (dev, msg.u.slot.event_handle, &err);
   cudaipc_msg_clear (&msg);
-  if (!block || !fence) {
+  if (!block || (!use_page && !fence)) {
     result = g_strdup_printf ("%s: %s", block ? "open event" : "import",
         err->message);
     goto out;
@@ -149,6 +173,7 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
   if (recv_type (conn, &msg, CUDAIPC_MSG_FRAME, &result) < 0)
     goto out;
   size = msg.u.frame.size;
+  seq = msg.u.frame.seq;
   cudaipc_msg_clear (&msg);
   if (size < 2 * PEEK || size > cudaipc_block_get_size (block)) {
     result = g_strdup_printf ("a FRAME of %" G_GUINT64_FORMAT " bytes", size);
@@ -156,7 +181,9 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
   }
 
   /* the fence's calls want the context current, as cuipcsrc keeps it */
-  if (!(pushed = cudaipc_device_push (dev, &err)) ||
+  if (use_page) {
+    done = cudaipc_fence_page_peek (page, 0) >= seq;
+  } else if (!(pushed = cudaipc_device_push (dev, &err)) ||
       !cudaipc_fence_query (fence, &done, &err)) {
     result = g_strdup_printf ("query: %s", err->message);
     goto out;
@@ -167,7 +194,8 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
       peek_matches (dev, block, size - PEEK, PEEK, expect);
 
   t0 = g_get_monotonic_time ();
-  if (!cudaipc_fence_wait (fence, &err)) {
+  if (use_page ? !cudaipc_fence_page_wait (page, 0, seq,
+          60 * G_USEC_PER_SEC, &err) : !cudaipc_fence_wait (fence, &err)) {
     result = g_strdup_printf ("wait: %s", err->message);
     goto out;
   }
@@ -185,13 +213,14 @@ run (CudaIpcConn * conn, CudaIpcDevice * dev)
         G_GSSIZE_FORMAT " of %" G_GUINT64_FORMAT, bad, size);
   else
     result = g_strdup_printf ("ok pending_at_frame=%d early_match=%d "
-        "wait_us=%" G_GINT64_FORMAT " bytes=%" G_GUINT64_FORMAT, !done, early,
-        t1 - t0, size);
+        "wait_us=%" G_GINT64_FORMAT " bytes=%" G_GUINT64_FORMAT " page=%d",
+        !done, early, t1 - t0, size, use_page);
 
 out:
   if (pushed)
     cudaipc_device_pop (dev);
   cudaipc_fence_free (fence);
+  cudaipc_fence_page_free (page);
   cudaipc_block_free (block);
   g_free (host);
   g_free (expect);

@@ -2,18 +2,22 @@
 /*
  * gpu suite: GPU ordering with interprocess CUDA events (fence.h).
  *
- *  - A fence made here orders a large copy queued behind other work on a
- *    stream: gpu-fence-peer, a second process, opens its handle from a
- *    SLOT, gets the FRAME while the copy is still in flight, waits on the
- *    fence and then reads every byte of the frame.
- *  - A handle that does not open is a GError with the driver's text.
+ *  - A fence page made here (fence-page.h), and a legacy event (fence.h),
+ *    each order a large copy queued behind other work on a stream:
+ *    gpu-fence-peer, a second process, maps the page from RING or opens
+ *    the event's handle from SLOT, gets the FRAME while the copy is still
+ *    in flight, waits and then reads every byte of the frame.
+ *  - An event handle that does not open is a GError with the driver's
+ *    text.
  *  - Elements: a cuipcsrc here, fed by an ipc-node producer with the
- *    cuda backend, makes few driver calls per frame (the fence wait,
- *    between a context push and pop) and sees every frame intact.
+ *    cuda backend, makes no driver call per frame with the fence page and
+ *    a few with events (the wait between a context push and pop), and
+ *    sees every frame intact.
  *  - Elements: a cuipcsink here publishes without host synchronisation
- *    while its consumer (an ipc-node) waits on events, and falls back to
- *    synchronising its stream, frame by frame, while a consumer that did
- *    not ask for events is connected.
+ *    while its consumer (an ipc-node) reads the fence page (ordering=auto)
+ *    or waits on events (ordering=events), and falls back to
+ *    synchronising its stream, frame by frame, while a consumer that reads
+ *    neither is connected.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -35,6 +39,7 @@
 #include "device.h"
 #include "error.h"
 #include "fence.h"
+#include "fence-page.h"
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 #include "test-util.h"
@@ -111,9 +116,14 @@ fence_warm_fds (void)
   return before;
 }
 
-GST_START_TEST (test_fence_orders_a_copy_across_processes)
+/* The frame's copy queued behind other work, its FRAME sent at once, and
+ * the second process waits on the fence page's word (@use_page) or on the
+ * slot's legacy event before it reads. */
+static void
+fence_orders_a_copy (gboolean use_page)
 {
   const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
+  CudaIpcFencePage *page = NULL;
   guint fds_before = fence_warm_fds ();
   gchar *path = cudaipc_test_socket_path ("fence", "fence.sock");
   const gchar *peer = g_getenv ("CUDAIPC_GPU_FENCE_PEER");
@@ -135,9 +145,15 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   staging = new_block (FRAME_BYTES);
   busy_a = new_block (BUSY_BYTES);
   busy_b = new_block (BUSY_BYTES);
-  fence = cudaipc_fence_new (device, &err);
-  fail_unless (fence != NULL, "fence: %s", err ? err->message : "");
-  fail_unless (cudaipc_fence_get_handle (fence) != NULL);
+  if (use_page) {
+    page = cudaipc_fence_page_new (device, &err);
+    fail_unless (page != NULL, "fence page: %s", err ? err->message : "");
+    fence = NULL;
+  } else {
+    fence = cudaipc_fence_new (device, &err);
+    fail_unless (fence != NULL, "fence: %s", err ? err->message : "");
+    fail_unless (cudaipc_fence_get_handle (fence) != NULL);
+  }
 
   /* the frame waits in device memory; the slot starts zeroed */
   host = g_malloc (FRAME_BYTES);
@@ -166,17 +182,23 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
   msg.u.hello.backend = CUDAIPC_BACKEND_CUDA;
   cudaipc_device_get_uuid (device, msg.u.hello.uuid);
-  msg.u.hello.caps = CUDAIPC_CAP_EVENTS;
+  msg.u.hello.caps = use_page ? CUDAIPC_CAP_FENCE : CUDAIPC_CAP_EVENTS;
   msg.u.hello.name = "gpu-fence-test";
   cudaipc_test_send_ok (conn, &msg);
   recv_ok (conn, &msg, CUDAIPC_MSG_HELLO);
-  fail_unless (msg.u.hello.caps & CUDAIPC_CAP_EVENTS);
+  fail_unless (msg.u.hello.caps & (use_page ? CUDAIPC_CAP_FENCE :
+          CUDAIPC_CAP_EVENTS));
   cudaipc_msg_clear (&msg);
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
   msg.u.ring.generation = FENCE_GEN;
   msg.u.ring.n_slots = 1;
   msg.u.ring.slot_size = cudaipc_block_get_size (slot);
+  if (use_page) {
+    msg.u.ring.flags = CUDAIPC_RING_HAS_FENCE;
+    msg.fds[0] = cudaipc_fence_page_get_fd (page);
+    msg.n_fds = 1;
+  }
   cudaipc_test_send_ok (conn, &msg);
 
   desc = cudaipc_block_get_descriptor (slot);
@@ -190,9 +212,11 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   memcpy (msg.fds, cudaipc_descriptor_get_fds (desc),
       msg.u.slot.n_allocs * sizeof (int));
   msg.n_fds = msg.u.slot.n_allocs;
-  msg.u.slot.flags = CUDAIPC_SLOT_HAS_EVENT;
-  memcpy (msg.u.slot.event_handle, cudaipc_fence_get_handle (fence),
-      CUDAIPC_FENCE_HANDLE_SIZE);
+  if (!use_page) {
+    msg.u.slot.flags = CUDAIPC_SLOT_HAS_EVENT;
+    memcpy (msg.u.slot.event_handle, cudaipc_fence_get_handle (fence),
+        CUDAIPC_FENCE_HANDLE_SIZE);
+  }
   cudaipc_test_send_ok (conn, &msg);
 
   /* the peer imported the slot and opened the event */
@@ -206,8 +230,16 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
             cudaipc_block_get_ptr (busy_a), BUSY_BYTES, stream));
   cu_ok (cu->MemcpyDtoDAsync (cudaipc_block_get_ptr (slot),
           cudaipc_block_get_ptr (staging), FRAME_BYTES, stream));
-  fail_unless (cudaipc_fence_record (fence, stream, &err), "record: %s",
-      err ? err->message : "");
+  if (use_page) {
+    guint calls = 0;
+
+    fail_unless (cudaipc_fence_page_signal (page, 0, 1, stream, &calls,
+            &err), "signal: %s", err ? err->message : "");
+    fail_unless_equals_int (calls, 1);
+  } else {
+    fail_unless (cudaipc_fence_record (fence, stream, &err), "record: %s",
+        err ? err->message : "");
+  }
   t1 = g_get_monotonic_time ();
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
@@ -216,18 +248,23 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   msg.u.frame.seq = 1;
   msg.u.frame.size = FRAME_BYTES;
   cudaipc_test_send_ok (conn, &msg);
-  fail_unless (cudaipc_fence_query (fence, &done, &err), "query: %s",
-      err ? err->message : "");
+  if (use_page)
+    done = cudaipc_fence_page_peek (page, 0) >= 1;
+  else
+    fail_unless (cudaipc_fence_query (fence, &done, &err), "query: %s",
+        err ? err->message : "");
 
   recv_ok (conn, &msg, CUDAIPC_MSG_BYE);
-  g_print ("gpu-fence: queued %u copies behind %u busy ones in %"
+  g_print ("gpu-fence (%s): queued %u copies behind %u busy ones in %"
       G_GINT64_FORMAT " us (pending here after the FRAME: %d); the second "
-      "process says: %s\n", 1, BUSY_ROUNDS, t1 - t0, !done, msg.u.bye.text);
+      "process says: %s\n", use_page ? "fence page" : "events", 1,
+      BUSY_ROUNDS, t1 - t0, !done, msg.u.bye.text);
   fail_unless (g_str_has_prefix (msg.u.bye.text, "ok"), "peer: %s",
       msg.u.bye.text);
   /* the wait had something to wait for: the test means something */
   fail_unless_equals_int (field_of (msg.u.bye.text, "pending_at_frame"), 1);
   fail_unless_equals_uint64 (field_of (msg.u.bye.text, "bytes"), FRAME_BYTES);
+  fail_unless_equals_int (field_of (msg.u.bye.text, "page"), use_page);
   cudaipc_msg_clear (&msg);
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
@@ -245,6 +282,7 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   close (lfd);
   cudaipc_socket_unlink (path);
   cudaipc_fence_free (fence);
+  cudaipc_fence_page_free (page);
   cudaipc_block_free (slot);
   cudaipc_block_free (staging);
   cudaipc_block_free (busy_a);
@@ -252,6 +290,18 @@ GST_START_TEST (test_fence_orders_a_copy_across_processes)
   g_free (host);
   cudaipc_test_socket_remove (&path);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_START_TEST (test_fence_page_orders_a_copy_across_processes)
+{
+  fence_orders_a_copy (TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_event_orders_a_copy_across_processes)
+{
+  fence_orders_a_copy (FALSE);
 }
 
 GST_END_TEST;
@@ -331,18 +381,23 @@ bus_eos (GstElement * pipeline, GstClockTime timeout)
   return eos;
 }
 
-GST_START_TEST (test_src_one_driver_call_per_frame)
+/* A cuipcsrc here, fed by a producer with @ordering: its driver calls per
+ * frame. */
+static void
+src_driver_calls (const gchar * ordering)
 {
   GstElement *pipeline, *src, *sink;
   guint64 calls, pushed, received;
   guint n = 0, bad = 0;
-  gchar *desc, *frames;
+  gchar *desc, *frames, *props;
+  gboolean use_page = g_str_equal (ordering, "fence");
   Node *producer;
 
   nodes_setup ();
   frames = g_strdup_printf ("%d", ELEMENT_FRAMES);
+  props = g_strdup_printf ("backend=cuda full-timeout=0 ordering=%s", ordering);
   producer = spawn_node ("producer", "--frames", frames, "--clients", "1",
-      "--sink", "backend=cuda full-timeout=0", NULL);
+      "--sink", props, NULL);
   /* max-held=0: every frame is checked (appsink queues them) */
   desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" "
       "reconnect=false connect-timeout=30000 max-held=0 ! appsink name=sink "
@@ -381,22 +436,28 @@ GST_START_TEST (test_src_one_driver_call_per_frame)
   calls = cudaipc_test_stats_uint64 (src, "driver-calls");
   pushed = cudaipc_test_stats_uint64 (src, "frames-pushed");
   received = cudaipc_test_stats_uint64 (src, "frames-received");
-  g_print ("gpu-fence: cuipcsrc pushed %" G_GUINT64_FORMAT " frames (%u "
-      "bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per frame\n",
-      pushed, bad, calls, pushed ? (gdouble) calls / pushed : 0.0);
+  g_print ("gpu-fence: ordering=%s: cuipcsrc pushed %" G_GUINT64_FORMAT
+      " frames (%u bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per "
+      "frame\n", ordering, pushed, bad, calls,
+      pushed ? (gdouble) calls / pushed : 0.0);
   fail_unless_equals_int (n, ELEMENT_FRAMES);
   fail_unless_equals_int (bad, 0);
   fail_unless_equals_uint64 (pushed, ELEMENT_FRAMES);
-  /* a push, a wait and a pop per frame (events in use) */
-  fail_unless (calls >= 3 * received, "%" G_GUINT64_FORMAT " driver calls "
-      "for %" G_GUINT64_FORMAT " frames: events not in use?", calls,
-      received);
-  /* the wait (cuEventQuery) is one query per frame whose copy is done when
-   * it arrives, a short busy poll for one still in flight, between the
-   * push and the pop: ten a frame on average would mean most frames
-   * waited, or calls other than the wait */
-  fail_unless (calls <= 10 * received + 1, "%" G_GUINT64_FORMAT " driver "
-      "calls for %" G_GUINT64_FORMAT " frames", calls, received);
+  if (use_page) {
+    /* the fence word is read on the CPU */
+    fail_unless_equals_uint64 (calls, 0);
+  } else {
+    /* a push, a wait and a pop per frame (events in use) */
+    fail_unless (calls >= 3 * received, "%" G_GUINT64_FORMAT " driver "
+        "calls for %" G_GUINT64_FORMAT " frames: events not in use?", calls,
+        received);
+    /* the wait (cuEventQuery) is one query per frame whose copy is done
+     * when it arrives, a short busy poll for one still in flight, between
+     * the push and the pop: ten a frame on average would mean most frames
+     * waited, or calls other than the wait */
+    fail_unless (calls <= 10 * received + 1, "%" G_GUINT64_FORMAT " driver "
+        "calls for %" G_GUINT64_FORMAT " frames", calls, received);
+  }
   /* each of the producer's 4 slots imported once, whatever the frames */
   {
     GstStructure *st = NULL;
@@ -415,7 +476,20 @@ GST_START_TEST (test_src_one_driver_call_per_frame)
   node_free (producer);
   g_free (desc);
   g_free (frames);
+  g_free (props);
   nodes_teardown ();
+}
+
+GST_START_TEST (test_src_no_driver_call_with_fence_page)
+{
+  src_driver_calls ("fence");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_src_driver_calls_with_events)
+{
+  src_driver_calls ("events");
 }
 
 GST_END_TEST;
@@ -450,6 +524,8 @@ raw_client_thread (gpointer data)
     } else if (type == CUDAIPC_MSG_SLOT) {
       /* asked for none: gets none */
       g_assert_cmpuint (msg.u.slot.flags & CUDAIPC_SLOT_HAS_EVENT, ==, 0);
+    } else if (type == CUDAIPC_MSG_RING) {
+      g_assert_cmpuint (msg.u.ring.flags & CUDAIPC_RING_HAS_FENCE, ==, 0);
     }
     cudaipc_msg_clear (&msg);
     if (type == CUDAIPC_MSG_BYE)
@@ -459,7 +535,7 @@ raw_client_thread (gpointer data)
 }
 
 static void
-raw_client_start (RawClient * rc)
+raw_client_start (RawClient * rc, guint32 offered)
 {
   CudaIpcMsg msg;
   int fd = -1;
@@ -467,7 +543,7 @@ raw_client_start (RawClient * rc)
   fail_unless_equals_int (cudaipc_socket_connect (sock, &fd), 0);
   rc->conn = cudaipc_conn_new (fd);
   recv_ok (rc->conn, &msg, CUDAIPC_MSG_HELLO);
-  fail_unless (msg.u.hello.caps & CUDAIPC_CAP_EVENTS);
+  fail_unless (msg.u.hello.caps & offered);
   cudaipc_msg_clear (&msg);
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
@@ -530,9 +606,10 @@ wait_clients (GstElement * sink, guint n)
   fail ("fewer than %u consumers came", n);
 }
 
-/* TRUE when every consumer in the sink's stats waits on events. */
+/* TRUE when every consumer in the sink's stats has @field (fence, or
+ * events) set. */
 static gboolean
-every_client_has_events (GstElement * sink)
+every_client_has (GstElement * sink, const gchar * field)
 {
   GstStructure *stats = NULL;
   const GValue *arr;
@@ -545,16 +622,22 @@ every_client_has_events (GstElement * sink)
         gst_value_get_structure (gst_value_array_get_value (arr, i));
     gboolean events = FALSE;
 
-    gst_structure_get_boolean (cs, "events", &events);
+    gst_structure_get_boolean (cs, field, &events);
     all = all && events;
   }
   gst_structure_free (stats);
   return all;
 }
 
-GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
+/* A cuipcsink here with @ordering publishes without host synchronisation
+ * while its consumer (an ipc-node) reads the fence page, or waits on the
+ * events, and synchronises frame by frame while a consumer that reads
+ * neither is connected. */
+static void
+sink_syncs (const gchar * ordering)
 {
   const guint n_first = 100, n_second = 50;
+  gboolean use_page = g_str_equal (ordering, "auto");
   GstElement *pipeline, *appsrc, *sink;
   guint64 published1, published2, syncs1, syncs2, calls;
   RawClient raw = { 0 };
@@ -565,7 +648,8 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   nodes_setup ();
   desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
       "block=true max-bytes=1 ! cuipcsink name=sink sync=false "
-      "backend=cuda wait-for-connection=true socket-path=\"%s\"", sock);
+      "backend=cuda wait-for-connection=true ordering=%s "
+      "socket-path=\"%s\"", ordering, sock);
   pipeline = launch (desc);
   appsrc = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
@@ -579,17 +663,18 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   wait_clients (sink, 1);
   push_frames (appsrc, 0, n_first);
   wait_published (sink, n_first);
-  fail_unless (every_client_has_events (sink), "the consumer does not use "
-      "interprocess events");
+  fail_unless (every_client_has (sink, use_page ? "fence" : "events"),
+      "the consumer does not use the %s", use_page ? "fence page" : "events");
   published1 = cudaipc_test_stats_uint64 (sink, "frames-published");
   syncs1 = cudaipc_test_stats_uint64 (sink, "host-syncs");
-  g_print ("gpu-fence: %" G_GUINT64_FORMAT " frames published to a consumer "
-      "with events: %" G_GUINT64_FORMAT " host synchronisations\n",
-      published1, syncs1);
+  g_print ("gpu-fence: ordering=%s: %" G_GUINT64_FORMAT " frames published "
+      "to a consumer that %s: %" G_GUINT64_FORMAT " host synchronisations\n",
+      ordering, published1, use_page ? "reads the fence page" :
+      "waits on events", syncs1);
   fail_unless_equals_uint64 (syncs1, 0);
 
   /* one that does not: every frame published meanwhile is synchronised */
-  raw_client_start (&raw);
+  raw_client_start (&raw, use_page ? CUDAIPC_CAP_FENCE : CUDAIPC_CAP_EVENTS);
   wait_clients (sink, 2);
   push_frames (appsrc, n_first, n_first + n_second);
   wait_published (sink, n_first + n_second);
@@ -597,7 +682,7 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   syncs2 = cudaipc_test_stats_uint64 (sink, "host-syncs");
   calls = cudaipc_test_stats_uint64 (sink, "driver-calls");
   g_print ("gpu-fence: %" G_GUINT64_FORMAT " more frames with a consumer "
-      "without events: %" G_GUINT64_FORMAT " host synchronisations; %"
+      "that reads neither: %" G_GUINT64_FORMAT " host synchronisations; %"
       G_GUINT64_FORMAT " driver calls in render() for %" G_GUINT64_FORMAT
       " frames\n", published2 - published1, syncs2 - syncs1, calls, published2);
   fail_unless (published2 > published1);
@@ -624,6 +709,18 @@ GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
   nodes_teardown ();
 }
 
+GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_fence)
+{
+  sink_syncs ("auto");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sink_syncs_only_for_a_consumer_without_events)
+{
+  sink_syncs ("events");
+}
+
 GST_END_TEST;
 
 static Suite *
@@ -634,8 +731,11 @@ gpu_fence_suite (void)
 
   tcase_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
-  tcase_add_test (tc, test_fence_orders_a_copy_across_processes);
-  tcase_add_test (tc, test_src_one_driver_call_per_frame);
+  tcase_add_test (tc, test_fence_page_orders_a_copy_across_processes);
+  tcase_add_test (tc, test_event_orders_a_copy_across_processes);
+  tcase_add_test (tc, test_src_no_driver_call_with_fence_page);
+  tcase_add_test (tc, test_src_driver_calls_with_events);
+  tcase_add_test (tc, test_sink_syncs_only_for_a_consumer_without_fence);
   tcase_add_test (tc, test_sink_syncs_only_for_a_consumer_without_events);
   /* last: it hands the driver a handle that names nothing */
   tcase_add_test (tc, test_fence_calls);

@@ -11,7 +11,9 @@
 #      cleanly on GStreamer 1.22), 1080p and 4K, 1 and 4 consumers, flat
 #      out and paced at 1000 frames/s (--rates 0,1000); it prints its row
 #      count and an estimate first,
-#   4. the soak test on the cuda backend with $SOAK_FRAMES frames (default
+#   4. the GPU ordering rows: 4K, one consumer, ordering=auto (the fence
+#      page), events and host, flat out and paced, in one invocation,
+#   5. the soak test on the cuda backend with $SOAK_FRAMES frames (default
 #      200000): fds, host memory and the device's free memory must end
 #      where they started.
 # Each step has its own time limit (timeout) and the run goes on after a
@@ -154,6 +156,13 @@ step bench 480 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/
   --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 \
   --transports cudaipc,shm,nvcodec --nvcodec-ipc-modes legacy,mmap \
   ${BENCH_ARGS:-}
+# GPU ordering: the 4K one-consumer row with the fence page (auto), the
+# legacy events and host synchronisation, flat out and paced, in one run
+step bench-ordering 180 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/^cudaipc-bench: //'" \
+  env BENCH_TIMEOUT=170 tests/bench/run-bench.sh "$out/bench-ordering.json" \
+  --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --resolutions 4k --consumers 1 --orderings auto,events,host
 step soak 1200 "grep -v '^ *$' \"\$log\" | tail -n 1" \
   env FRAMES="$soak_frames" tests/soak/soak.sh "$BUILD_DIR/tests/ipc-node" cuda
 

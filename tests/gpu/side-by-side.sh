@@ -23,7 +23,7 @@ if ! gst-inspect-1.0 cudaipcsink 2>/dev/null | grep -q "address"; then
 fi
 
 dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
 caps='video/x-raw,format=NV12,width=640,height=360,framerate=30/1'
 frames=90

@@ -25,6 +25,7 @@
 #include "client.h"
 #include "connection.h"
 #include "error.h"
+#include "fence-page.h"
 #include "ring.h"
 #include "test-util.h"
 
@@ -372,8 +373,8 @@ connect_ok (void)
   fail_unless_equals_int (msg.u.hello.backend, CUDAIPC_BACKEND_HOST);
   fail_unless_equals_int (msg.u.hello.pid, getpid ());
   fail_unless_equals_string (msg.u.hello.name, "test-client");
-  /* no interprocess events with the host backend */
-  fail_unless_equals_int (msg.u.hello.caps, 0);
+  /* the fence page, and no interprocess events with the host backend */
+  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_FENCE);
   cudaipc_msg_clear (&msg);
 }
 
@@ -414,8 +415,11 @@ assert_content (GstMemory * mem, guint8 seed)
 
 /* The next receive() fails with a protocol error whose text has @needle
  * and the socket path; the producer got BYE(PROTOCOL), then the close. */
+/* The client's receive() fails with a protocol error naming @needle and
+ * the path; with @slot >= 0 it gave the frame of @slot and @seq back
+ * before it closed with BYE(PROTOCOL). */
 static void
-expect_broken (const gchar * needle)
+expect_broken_releasing (const gchar * needle, gint slot, guint64 seq)
 {
   CudaIpcClientItem item;
   GError *err = NULL;
@@ -432,9 +436,18 @@ expect_broken (const gchar * needle)
   g_clear_error (&err);
   cudaipc_client_item_clear (&item);
   fail_if (cudaipc_client_is_connected (client));
+  if (slot >= 0)
+    expect_release (GEN, slot, seq);
   expect_bye (CUDAIPC_BYE_PROTOCOL);
   expect_closed ();
 }
+
+static void
+expect_broken (const gchar * needle)
+{
+  expect_broken_releasing (needle, -1, 0);
+}
+
 
 static gpointer
 cancel_later (gpointer data)
@@ -573,8 +586,8 @@ GST_START_TEST (test_version_mismatch)
   producer_join (prod);
   fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_VERSION));
-  fail_unless (strstr (err->message, "speaks protocol version 2, this "
-          "consumer 1") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "speaks protocol version 3, this "
+          "consumer 2") != NULL, "%s", err->message);
   fail_unless (strstr (err->message, prod->path) != NULL);
   g_clear_error (&err);
   fail_if (cudaipc_client_is_connected (client));
@@ -700,6 +713,191 @@ GST_START_TEST (test_host_asks_no_events)
   fail_unless_equals_uint64 (stats.driver_calls, 0);
   cudaipc_client_item_clear (&a);
   expect_release (GEN, 1, 0);
+}
+
+GST_END_TEST;
+
+/* The fence page */
+
+/* RING (@n_slots) with @fence_fd as its fence page (borrowed), every SLOT,
+ * CAPS 1. */
+static void
+send_stream_start_fenced (guint n_slots, int fence_fd)
+{
+  GError *err = NULL;
+  CudaIpcMsg msg;
+
+  cudaipc_ring_free (prod->ring);
+  prod->ring = cudaipc_ring_new (prod->dev, n_slots, page (), 0, GEN, &err);
+  fail_unless (prod->ring != NULL, "ring: %s", err ? err->message : "");
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
+  msg.u.ring.generation = GEN;
+  msg.u.ring.n_slots = n_slots;
+  msg.u.ring.slot_size = page ();
+  msg.u.ring.flags = CUDAIPC_RING_HAS_FENCE;
+  msg.fds[0] = fence_fd;
+  msg.n_fds = 1;
+  psend (&msg);
+  send_slots ();
+  send_caps (1, CAPS_GRAY);
+}
+
+static CudaIpcFencePage *
+producer_fence (void)
+{
+  GError *err = NULL;
+  CudaIpcFencePage *fence = cudaipc_fence_page_new (prod->dev, &err);
+
+  fail_unless (fence != NULL, "%s", err ? err->message : "?");
+  return fence;
+}
+
+static void
+fence_signal (CudaIpcFencePage * fence, guint slot, guint64 value)
+{
+  guint calls = 0;
+
+  fail_unless (cudaipc_fence_page_signal (fence, slot, value, NULL, &calls,
+          NULL));
+}
+
+typedef struct
+{
+  CudaIpcFencePage *fence;
+  guint slot;
+  guint64 value;
+} LateSignal;
+
+static gpointer
+signal_after_100ms (gpointer data)
+{
+  LateSignal *l = data;
+
+  g_usleep (100 * 1000);
+  fence_signal (l->fence, l->slot, l->value);
+  return NULL;
+}
+
+/* A frame is handed out once its slot's fence word reaches the frame's
+ * number, not before, and reading the word costs no driver call. */
+GST_START_TEST (test_fence_page_orders_frames)
+{
+  g_autoptr (CudaIpcFencePage) fence = NULL;
+  CudaIpcClientItem a, b;
+  CudaIpcClientStats stats;
+  CudaIpcClientInfo info;
+  LateSignal later;
+  GThread *t;
+  gint64 t0, took;
+
+  prod->hello_caps = CUDAIPC_CAP_FENCE;
+  connect_ok ();
+  fence = producer_fence ();
+  send_stream_start_fenced (2, cudaipc_fence_page_get_fd (fence));
+
+  /* frame 1: its copy "lands" 100 ms after the FRAME */
+  send_frame (0, 1);
+  later.fence = fence;
+  later.slot = 0;
+  later.value = 1;
+  t0 = g_get_monotonic_time ();
+  t = g_thread_new ("fence", signal_after_100ms, &later);
+  receive_frame (&a);
+  took = g_get_monotonic_time () - t0;
+  g_thread_join (t);
+  fail_unless (took >= 90 * 1000, "frame 1 came after %" G_GINT64_FORMAT
+      " us, before its fence", took);
+  assert_content (a.frame.memory, 1);
+
+  /* frame 2: signalled before its FRAME: at once */
+  fence_signal (fence, 1, 2);
+  send_frame (1, 2);
+  receive_frame (&b);
+  assert_content (b.frame.memory, 2);
+
+  cudaipc_client_get_info (client, &info);
+  fail_unless (info.fence);
+  fail_if (info.events);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.driver_calls, 0);
+  cudaipc_client_item_clear (&a);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN, 0, 1);
+  expect_release (GEN, 1, 2);
+}
+
+GST_END_TEST;
+
+/* A word past the frame's number: the slot was rewritten under it. */
+GST_START_TEST (test_fence_word_past_frame)
+{
+  g_autoptr (CudaIpcFencePage) fence = NULL;
+
+  prod->hello_caps = CUDAIPC_CAP_FENCE;
+  connect_ok ();
+  fence = producer_fence ();
+  send_stream_start_fenced (2, cudaipc_fence_page_get_fd (fence));
+  fence_signal (fence, 0, 5);
+  send_frame (0, 3);
+  expect_broken_releasing ("past frame 3", 0, 3);
+}
+
+GST_END_TEST;
+
+/* A fence that never reaches the frame: the connection ends after the
+ * bounded wait, as for a producer that died with its copy queued. */
+GST_START_TEST (test_fence_never_reached)
+{
+  g_autoptr (CudaIpcFencePage) fence = NULL;
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  gint64 t0;
+
+  prod->hello_caps = CUDAIPC_CAP_FENCE;
+  connect_ok ();
+  fence = producer_fence ();
+  send_stream_start_fenced (2, cudaipc_fence_page_get_fd (fence));
+  fence_signal (fence, 0, 1);
+  send_frame (0, 2);
+  t0 = g_get_monotonic_time ();
+  st = cudaipc_client_receive (client, &item, NULL);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CLOSED);
+  fail_if (item.said_bye);
+  fail_unless (strstr (item.bye_text, "never completed") != NULL, "%s",
+      item.bye_text);
+  fail_unless (g_get_monotonic_time () - t0 >= G_USEC_PER_SEC);
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 2);
+  expect_bye (CUDAIPC_BYE_PROTOCOL);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
+/* What a producer sends as its fence page is checked before anything is
+ * mapped, and a fence page the consumer was not offered is refused. */
+GST_START_TEST (test_fence_page_checked)
+{
+  int fd = cudaipc_test_memfd (CUDAIPC_FENCE_PAGE_SIZE, FALSE);
+
+  prod->hello_caps = CUDAIPC_CAP_FENCE;
+  connect_ok ();
+  send_stream_start_fenced (2, fd);
+  close (fd);
+  expect_broken ("not sealed against shrinking");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fence_page_not_offered)
+{
+  g_autoptr (CudaIpcFencePage) fence = NULL;
+
+  prod->hello_caps = 0;
+  connect_ok ();
+  fence = producer_fence ();
+  send_stream_start_fenced (2, cudaipc_fence_page_get_fd (fence));
+  expect_broken ("was not offered");
 }
 
 GST_END_TEST;
@@ -1544,6 +1742,11 @@ client_suite (void)
   tcase_add_test (tc, test_refused);
   tcase_add_test (tc, test_normal_flow);
   tcase_add_test (tc, test_host_asks_no_events);
+  tcase_add_test (tc, test_fence_page_orders_frames);
+  tcase_add_test (tc, test_fence_word_past_frame);
+  tcase_add_test (tc, test_fence_never_reached);
+  tcase_add_test (tc, test_fence_page_checked);
+  tcase_add_test (tc, test_fence_page_not_offered);
   tcase_add_test (tc, test_release_from_other_thread);
   tcase_add_test (tc, test_no_release_after_disconnect);
   tcase_add_test (tc, test_frame_outlives_client);

@@ -30,6 +30,8 @@
 #define HELLO_CAPS P (24)
 #define HELLO_NAME_LEN P (32)
 #define RING_N_SLOTS P (4)
+#define RING_FLAGS P (16)
+#define RING_RESERVED P (20)
 #define SLOT_INDEX P (4)
 #define SLOT_SIZE P (8)
 #define SLOT_N_ALLOCS P (16)
@@ -162,6 +164,7 @@ assert_msg_equal (const CudaIpcMsg * a, const CudaIpcMsg * b)
       fail_unless_equals_int (a->u.ring.generation, b->u.ring.generation);
       fail_unless_equals_int (a->u.ring.n_slots, b->u.ring.n_slots);
       fail_unless_equals_uint64 (a->u.ring.slot_size, b->u.ring.slot_size);
+      fail_unless_equals_int (a->u.ring.flags, b->u.ring.flags);
       break;
     case CUDAIPC_MSG_SLOT:
       fail_unless_equals_int (a->u.slot.generation, b->u.slot.generation);
@@ -675,12 +678,12 @@ GST_START_TEST (test_version)
   gsize len;
 
   fill_sample (&msg, CUDAIPC_MSG_HELLO);
-  msg.u.hello.version = 2;
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION + 1;
   len = build_ok (&msg, 1);
   fail_unless_equals_int (cudaipc_msg_parse (buf, len, NULL, 0, &out),
       -EPROTONOSUPPORT);
   fail_unless_equals_int (out.type, CUDAIPC_MSG_HELLO);
-  fail_unless_equals_int (out.u.hello.version, 2);
+  fail_unless_equals_int (out.u.hello.version, CUDAIPC_PROTOCOL_VERSION + 1);
   fail_unless (out.u.hello.name == NULL);
   cudaipc_msg_clear (&out);
 
@@ -688,7 +691,7 @@ GST_START_TEST (test_version)
   GST_WRITE_UINT32_LE (buf + HDR_LEN, 4);
   fail_unless_equals_int (cudaipc_msg_parse (buf, CUDAIPC_HEADER_SIZE + 4,
           NULL, 0, &out), -EPROTONOSUPPORT);
-  fail_unless_equals_int (out.u.hello.version, 2);
+  fail_unless_equals_int (out.u.hello.version, CUDAIPC_PROTOCOL_VERSION + 1);
   cudaipc_msg_clear (&out);
 
   msg.u.hello.version = 0;
@@ -861,6 +864,54 @@ GST_START_TEST (test_ring_bounds)
   msg.u.ring.slot_size = CUDAIPC_MAX_SLOT_SIZE + 1;
   len = build_ok (&msg, 1);
   expect_parse_error (len, 0, -EMSGSIZE);
+
+  CUDAIPC_ASSERT_NO_FD_LEAK (before);
+}
+
+GST_END_TEST;
+
+/* RING's fence page: its flag and its one fd go together. */
+GST_START_TEST (test_ring_fence)
+{
+  guint before = cudaipc_test_count_fds ();
+  CudaIpcMsg msg;
+  gsize len;
+
+  fill_sample (&msg, CUDAIPC_MSG_RING);
+  fail_unless_equals_int (build_ok (&msg, 1), 16 + 24);
+  msg.u.ring.flags = CUDAIPC_RING_HAS_FENCE;
+  msg.n_fds = 1;
+  len = build_ok (&msg, 1);
+  fail_unless_equals_int (len, 16 + 24);
+  fail_unless_equals_int (GST_READ_UINT32_LE (buf + RING_FLAGS), 1);
+  fail_unless_equals_int (GST_READ_UINT16_LE (buf + HDR_N_FDS), 1);
+  round_trip (&msg);
+
+  /* the flag without its fd, or more fds */
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT16_LE (buf + HDR_N_FDS, 0);
+  expect_parse_error (len, 0, -EPROTO);
+  GST_WRITE_UINT16_LE (buf + HDR_N_FDS, 2);
+  expect_parse_error (len, 2, -EPROTO);
+  /* an fd without the flag */
+  msg.u.ring.flags = 0;
+  msg.n_fds = 0;
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT16_LE (buf + HDR_N_FDS, 1);
+  expect_parse_error (len, 1, -EPROTO);
+  /* the builder keeps them together too */
+  msg.n_fds = 1;
+  fail_unless_equals_int (cudaipc_msg_build (&msg, 1, buf, sizeof (buf)),
+      -EINVAL);
+
+  /* unknown flags, and the reserved word */
+  msg.n_fds = 0;
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, 2);
+  expect_parse_error (len, 0, -EBADMSG);
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT32_LE (buf + RING_RESERVED, 1);
+  expect_parse_error (len, 0, -EBADMSG);
 
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -1097,6 +1148,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_fd_count);
   tcase_add_test (tc, test_strings);
   tcase_add_test (tc, test_ring_bounds);
+  tcase_add_test (tc, test_ring_fence);
   tcase_add_test (tc, test_slot_bounds);
   tcase_add_test (tc, test_frame_bounds);
   tcase_add_test (tc, test_other_bounds);

@@ -30,6 +30,7 @@
 #include "connection.h"
 #include "descriptor.h"
 #include "error.h"
+#include "fence-page.h"
 #include "server.h"
 #include "test-util.h"
 
@@ -928,9 +929,9 @@ GST_START_TEST (test_version_mismatch)
   gchar *text;
 
   send_hello (c, CUDAIPC_PROTOCOL_VERSION + 1, CUDAIPC_BACKEND_HOST, "new");
-  expect_bye (c, CUDAIPC_BYE_VERSION, "protocol version 2 is not supported");
+  expect_bye (c, CUDAIPC_BYE_VERSION, "protocol version 3 is not supported");
   text = g_strdup_printf ("warning Refused consumer (pid %d): protocol "
-      "version 2 is not supported, this producer speaks 1", getpid ());
+      "version 3 is not supported, this producer speaks 2", getpid ());
   expect_notice (text);
   g_free (text);
   fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
@@ -1251,9 +1252,10 @@ GST_START_TEST (test_closed_client_frees_its_slots)
   expect_notice ("left c1: connection closed");
   fail_unless_equals_int (stat_of (s, NULL, "frames-dropped"), 0);
 
-  /* and the other slot is free too */
+  /* and the other slot is free too; the aborted frame's number 3 is
+   * skipped */
   g = produce (s, page, 3);
-  fail_unless_equals_int (g.seq, 3);
+  fail_unless_equals_int (g.seq, 4);
   produce (s, page, 4);
 
   cudaipc_server_free (s);
@@ -1882,7 +1884,7 @@ static gint sync_calls;
 static gboolean
 sync_ok (const gchar * why, gpointer user_data, GError ** error)
 {
-  fail_unless (strstr (why, "no interprocess event") != NULL, "why: %s", why);
+  fail_unless (strstr (why, "no fence page") != NULL, "why: %s", why);
   fail_unless (user_data == &sync_calls);
   sync_calls++;
   return TRUE;
@@ -1896,20 +1898,177 @@ sync_fails (const gchar * why, gpointer user_data, GError ** error)
   return FALSE;
 }
 
+/* Whether the client named @client reads the fence page (@fence) or
+ * waits on events, in the stats. */
 static gboolean
-client_events (CudaIpcServer * s, const gchar * client)
+client_orders (CudaIpcServer * s, const gchar * client, gboolean fence)
 {
   CudaIpcServerStats st;
   const CudaIpcServerClientStats *cs;
-  gboolean events;
+  gboolean v;
 
   cudaipc_server_get_stats (s, &st);
   cs = find_client_stats (&st, client);
-  fail_unless (cs != NULL, "no events field for client %s", client);
-  events = cs->events;
+  fail_unless (cs != NULL, "no client %s", client);
+  v = fence ? cs->fence : cs->events;
   cudaipc_server_stats_clear (&st);
-  return events;
+  return v;
 }
+
+#define client_fence(s, c) client_orders ((s), (c), TRUE)
+#define client_events(s, c) client_orders ((s), (c), FALSE)
+
+
+/* A raw client whose HELLO asks for @caps, past its handshake; *@offered
+ * is what the producer's HELLO offered. */
+static CudaIpcConn *
+join_asking (const gchar * name, guint32 caps, guint32 * offered)
+{
+  CudaIpcMsg msg;
+  int fd = -1;
+  CudaIpcConn *c;
+  gchar *what = g_strdup_printf ("joined %s", name);
+
+  fail_unless_equals_int (cudaipc_socket_connect (sock_path, &fd), 0);
+  c = cudaipc_conn_new (fd);
+  recv_msg (c, &msg, CUDAIPC_MSG_HELLO);
+  *offered = msg.u.hello.caps;
+  cudaipc_msg_clear (&msg);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
+  msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+  msg.u.hello.backend = CUDAIPC_BACKEND_HOST;
+  msg.u.hello.caps = caps;
+  msg.u.hello.pid = getpid ();
+  msg.u.hello.name = name;
+  send_msg (c, &msg);
+  expect_notice (what);
+  g_free (what);
+  return c;
+}
+
+/* RING and what follows it; the fence page's fd, checked the way a
+ * consumer checks it, is mapped into *@fence where it came. */
+static void
+expect_ring_fence (CudaIpcConn * c, guint n_slots, CudaIpcFencePage ** fence)
+{
+  CudaIpcMsg msg;
+
+  recv_msg (c, &msg, CUDAIPC_MSG_RING);
+  *fence = NULL;
+  if (msg.u.ring.flags & CUDAIPC_RING_HAS_FENCE) {
+    GError *err = NULL;
+
+    fail_unless_equals_int (msg.n_fds, 1);
+    *fence = cudaipc_fence_page_open (msg.fds[0], &err);
+    msg.fds[0] = -1;
+    msg.n_fds = 0;
+    fail_unless (*fence != NULL, "%s", err ? err->message : "?");
+  } else {
+    fail_unless_equals_int (msg.n_fds, 0);
+  }
+  cudaipc_msg_clear (&msg);
+  for (guint i = 0; i < n_slots; i++) {
+    recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+    fail_unless_equals_int (msg.u.slot.flags, 0);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+}
+
+static gint fence_syncs;
+
+static gboolean
+count_sync (const gchar * why, gpointer user_data, GError ** error)
+{
+  fail_unless (strstr (why, "does not read the fence page") != NULL,
+      "why: %s", why);
+  fence_syncs++;
+  return TRUE;
+}
+
+/* Publishes a frame of @fill into a slot, with publish_fenced() and the
+ * fence word signalled as a copier does. */
+static CudaIpcFrameMsg
+produce_fenced (CudaIpcServer * s, guint8 fill)
+{
+  CudaIpcFencePage *fence = cudaipc_server_get_fence_page (s);
+  CudaIpcFrameMsg f = { 0 };
+  CudaIpcBlock *block = NULL;
+  GError *err = NULL;
+  guint slot = 0, n = 0, calls = 0;
+  guint64 seq;
+
+  fail_unless_equals_int (cudaipc_server_acquire (s, page,
+          g_get_monotonic_time () + WAIT_MS * 1000, &slot, &block, &err),
+      CUDAIPC_SERVER_OK);
+  memset ((void *) cudaipc_block_get_ptr (block), fill, page);
+  seq = cudaipc_server_get_next_seq (s);
+  fail_unless (cudaipc_fence_page_signal (fence, slot, seq, NULL, &calls,
+          &err));
+  f.size = page;
+  f.n_planes = 1;
+  f.planes[0].stride = 64;
+  fail_unless (cudaipc_server_publish_fenced (s, slot, &f, count_sync, NULL,
+          &n, &err), "%s", err ? err->message : "?");
+  fail_unless_equals_uint64 (f.seq, seq);
+  return f;
+}
+
+/* ordering=fence on the host backend: the fence page is offered in HELLO,
+ * its fd travels with RING to the consumers that asked for it, each
+ * frame's word is its FRAME's number, and the frame is synchronised on
+ * the host only while a ready consumer does not read the page. */
+GST_START_TEST (test_fence_page_ordering)
+{
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcFencePage *fence_a = NULL, *fence_b = NULL;
+  CudaIpcServer *s;
+  CudaIpcConn *a, *b;
+  CudaIpcFrameMsg f, got;
+  GError *err = NULL;
+  guint32 offered = 0;
+
+  config.ordering = CUDAIPC_ORDERING_FENCE;
+  s = start_server_with (&config);
+  fail_unless (cudaipc_server_get_fence_page (s) != NULL);
+  a = join_asking ("reads-fence", CUDAIPC_CAP_FENCE, &offered);
+  fail_unless_equals_int (offered, CUDAIPC_CAP_FENCE);
+  b = join_asking ("no-fence", 0, &offered);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+
+  fence_syncs = 0;
+  f = produce_fenced (s, 1);
+  /* b does not read the page: the frame was made complete first */
+  fail_unless_equals_int (fence_syncs, 1);
+  expect_ring_fence (a, 2, &fence_a);
+  expect_ring_fence (b, 2, &fence_b);
+  fail_unless (fence_a != NULL);
+  fail_unless (fence_b == NULL);
+  expect_frame (a, &got);
+  fail_unless_equals_uint64 (got.seq, f.seq);
+  fail_unless (cudaipc_fence_page_wait (fence_a, got.slot, got.seq, 0, &err),
+      "%s", err ? err->message : "?");
+  fail_unless (client_fence (s, "reads-fence"));
+  fail_if (client_fence (s, "no-fence"));
+
+  /* with only a reader of the page, no host synchronisation */
+  cudaipc_conn_free (b);
+  expect_notice ("left no-fence");
+  send_release (a, got.generation, got.slot, got.seq);
+  wait_released (s, "reads-fence", 1);
+  f = produce_fenced (s, 2);
+  fail_unless_equals_int (fence_syncs, 1);
+  expect_frame (a, &got);
+  fail_unless (cudaipc_fence_page_wait (fence_a, got.slot, got.seq, 0, &err),
+      "%s", err ? err->message : "?");
+
+  cudaipc_fence_page_free (fence_a);
+  cudaipc_conn_free (a);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_host_backend_no_events)
 {
@@ -2029,6 +2188,7 @@ server_suite (void)
   tcase_add_test (tc, test_caps_change_rebuilds_ring);
   tcase_add_test (tc, test_late_joiner);
   tcase_add_test (tc, test_host_backend_no_events);
+  tcase_add_test (tc, test_fence_page_ordering);
   return s;
 }
 

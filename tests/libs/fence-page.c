@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fence page on the host backend (the producer stores the words on the
+ * CPU): signal and wait across two mappings of one memfd, the bounded
+ * wait, a word past the frame's number or going back, and the checks a
+ * consumer makes on the fd a producer sends before it maps anything.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* memfd_create, F_ADD_SEALS */
+#endif
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gst/check/gstcheck.h>
+
+#include "error.h"
+#include "fence-page.h"
+#include "protocol.h"
+#include "test-util.h"
+
+static CudaIpcDevice *dev;
+static guint fds_before;
+
+static void
+setup (void)
+{
+  GError *err = NULL;
+
+  fds_before = cudaipc_test_count_fds ();
+  dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
+  fail_unless (dev != NULL, "host device: %s", err ? err->message : "?");
+}
+
+static void
+teardown (void)
+{
+  g_clear_pointer (&dev, cudaipc_device_unref);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+static CudaIpcFencePage *
+new_page (void)
+{
+  GError *err = NULL;
+  CudaIpcFencePage *page = cudaipc_fence_page_new (dev, &err);
+
+  fail_unless (page != NULL, "%s", err ? err->message : "?");
+  return page;
+}
+
+/* The consumer's side of @page, from a duplicate of its fd (as the kernel
+ * gives one with RING). */
+static CudaIpcFencePage *
+open_copy (CudaIpcFencePage * page)
+{
+  GError *err = NULL;
+  CudaIpcFencePage *peer =
+      cudaipc_fence_page_open (dup (cudaipc_fence_page_get_fd (page)), &err);
+
+  fail_unless (peer != NULL, "%s", err ? err->message : "?");
+  return peer;
+}
+
+static void
+signal_ok (CudaIpcFencePage * page, guint slot, guint64 value)
+{
+  GError *err = NULL;
+  guint calls = 0;
+
+  fail_unless (cudaipc_fence_page_signal (page, slot, value, NULL, &calls,
+          &err), "%s", err ? err->message : "?");
+  /* no driver call on the host backend */
+  fail_unless_equals_int (calls, 0);
+}
+
+static void
+expect_wait_error (CudaIpcFencePage * peer, guint slot, guint64 value,
+    gint64 timeout_us, gint code, const gchar * needle)
+{
+  GError *err = NULL;
+
+  fail_if (cudaipc_fence_page_wait (peer, slot, value, timeout_us, &err));
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, code), "%s", err->message);
+  fail_unless (strstr (err->message, needle) != NULL, "%s", err->message);
+  g_error_free (err);
+}
+
+GST_START_TEST (test_signal_and_wait)
+{
+  CudaIpcFencePage *page = new_page (), *peer = open_copy (page);
+  GError *err = NULL;
+
+  /* a new page is all zero, and every slot index has its own word */
+  for (guint i = 0; i < CUDAIPC_MAX_SLOTS; i++)
+    fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, i), 0);
+  signal_ok (page, 3, 7);
+  signal_ok (page, CUDAIPC_MAX_SLOTS - 1, G_MAXUINT64 - 1);
+  fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, 3), 7);
+  fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, 2), 0);
+  fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, 4), 0);
+  fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer,
+          CUDAIPC_MAX_SLOTS - 1), G_MAXUINT64 - 1);
+  fail_unless (cudaipc_fence_page_wait (peer, 3, 7, 0, &err), "%s",
+      err ? err->message : "?");
+
+  cudaipc_fence_page_free (peer);
+  cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  CudaIpcFencePage *page;
+  guint slot;
+  guint64 value;
+  gint delay_ms;
+} Later;
+
+static gpointer
+signal_later (gpointer data)
+{
+  Later *l = data;
+
+  g_usleep (l->delay_ms * 1000);
+  signal_ok (l->page, l->slot, l->value);
+  return NULL;
+}
+
+/* The wait ends when the word comes, and not before. */
+GST_START_TEST (test_wait_until_signalled)
+{
+  CudaIpcFencePage *page = new_page (), *peer = open_copy (page);
+  Later later = { page, 5, 42, 100 };
+  GError *err = NULL;
+  GThread *t;
+  gint64 t0, took;
+
+  signal_ok (page, 5, 41);
+  t0 = g_get_monotonic_time ();
+  t = g_thread_new ("later", signal_later, &later);
+  fail_unless (cudaipc_fence_page_wait (peer, 5, 42, 10 * G_USEC_PER_SEC,
+          &err), "%s", err ? err->message : "?");
+  took = g_get_monotonic_time () - t0;
+  g_thread_join (t);
+  g_print ("fence-page: waited %" G_GINT64_FORMAT " us for a word signalled "
+      "after 100 ms\n", took);
+  fail_unless (took >= 90 * 1000, "returned after %" G_GINT64_FORMAT " us",
+      took);
+  fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, 5), 42);
+
+  cudaipc_fence_page_free (peer);
+  cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+/* A word that never comes ends the wait after the timeout; one past the
+ * frame's number, or lower than one already read, is a protocol error. */
+GST_START_TEST (test_untrusted_words)
+{
+  CudaIpcFencePage *page = new_page (), *peer = open_copy (page);
+  gint64 t0 = g_get_monotonic_time (), took;
+
+  signal_ok (page, 1, 10);
+  expect_wait_error (peer, 1, 11, 50 * 1000, CUDAIPC_ERROR_TIMEOUT,
+      "did not complete within 50 ms");
+  took = g_get_monotonic_time () - t0;
+  fail_unless (took >= 50 * 1000 && took < 5 * G_USEC_PER_SEC,
+      "gave up after %" G_GINT64_FORMAT " us", took);
+
+  /* past: the slot was rewritten while this frame was in it */
+  signal_ok (page, 1, 12);
+  expect_wait_error (peer, 1, 11, G_USEC_PER_SEC, CUDAIPC_ERROR_PROTOCOL,
+      "past frame 11");
+  /* back: below 12, already read */
+  signal_ok (page, 1, 3);
+  expect_wait_error (peer, 1, 13, G_USEC_PER_SEC, CUDAIPC_ERROR_PROTOCOL,
+      "went back from 12 to 3");
+  /* another slot is not affected */
+  signal_ok (page, 2, 1);
+  fail_unless (cudaipc_fence_page_wait (peer, 2, 1, 0, NULL));
+
+  cudaipc_fence_page_free (peer);
+  cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+static void
+expect_open_refused (int fd, const gchar * needle)
+{
+  GError *err = NULL;
+  CudaIpcFencePage *peer = cudaipc_fence_page_open (fd, &err);
+
+  fail_unless (peer == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID),
+      "%s", err->message);
+  fail_unless (strstr (err->message, needle) != NULL, "%s", err->message);
+  g_error_free (err);
+  /* taken and closed */
+  errno = 0;
+  fail_unless (fcntl (fd, F_GETFD) < 0 && errno == EBADF,
+      "fd %d is still open", fd);
+}
+
+static int
+memfd_of (gsize size, guint seals)
+{
+  int fd = memfd_create ("not-a-fence", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+  fail_unless (fd >= 0);
+  fail_unless (ftruncate (fd, size) == 0);
+  if (seals)
+    fail_unless (fcntl (fd, F_ADD_SEALS, seals) == 0);
+  return fd;
+}
+
+/* Whatever a producer sends as its fence page is checked before it is
+ * mapped: only a memory file sealed against shrinking, of a page or
+ * more. */
+GST_START_TEST (test_open_checks)
+{
+  int pipefd[2], sv[2];
+  CudaIpcFencePage *peer;
+  GError *err = NULL;
+
+  fail_unless (pipe2 (pipefd, O_CLOEXEC) == 0);
+  close (pipefd[1]);
+  expect_open_refused (pipefd[0], "not a memory file");
+  fail_unless (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  close (sv[1]);
+  expect_open_refused (sv[0], "not a memory file");
+  expect_open_refused (open ("/dev/null", O_RDONLY | O_CLOEXEC),
+      "not a memory file");
+  expect_open_refused (open ("/", O_RDONLY | O_CLOEXEC), "not a memory file");
+
+  /* unsealed: the producer could cut it under the mapping (SIGBUS) */
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE, 0),
+      "no F_SEAL_SHRINK");
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE, F_SEAL_GROW),
+      "no F_SEAL_SHRINK");
+  /* too short */
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE - 8, F_SEAL_SHRINK),
+      "fewer than 4096");
+  expect_open_refused (memfd_of (0, F_SEAL_SHRINK), "fewer than 4096");
+
+  /* a sealed memfd of the size, or larger, is fine */
+  peer = cudaipc_fence_page_open (memfd_of (CUDAIPC_FENCE_PAGE_SIZE,
+          F_SEAL_SHRINK), &err);
+  fail_unless (peer != NULL, "%s", err ? err->message : "?");
+  cudaipc_fence_page_free (peer);
+  peer = cudaipc_fence_page_open (memfd_of (4 * CUDAIPC_FENCE_PAGE_SIZE,
+          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), &err);
+  fail_unless (peer != NULL, "%s", err ? err->message : "?");
+  cudaipc_fence_page_free (peer);
+}
+
+GST_END_TEST;
+
+/* The producer's own page cannot be cut or grown either. */
+GST_START_TEST (test_producer_page_sealed)
+{
+  CudaIpcFencePage *page = new_page ();
+  int fd = cudaipc_fence_page_get_fd (page);
+  int seals = fcntl (fd, F_GET_SEALS);
+
+  fail_unless (seals >= 0);
+  fail_unless ((seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) ==
+      (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL));
+  fail_unless (ftruncate (fd, 0) < 0 && errno == EPERM);
+  fail_unless (fcntl (fd, F_GETFD) & FD_CLOEXEC);
+  cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+static Suite *
+fence_page_suite (void)
+{
+  Suite *s = suite_create ("fence-page");
+  TCase *tc = tcase_create ("general");
+
+  tcase_add_checked_fixture (tc, setup, teardown);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_signal_and_wait);
+  tcase_add_test (tc, test_wait_until_signalled);
+  tcase_add_test (tc, test_untrusted_words);
+  tcase_add_test (tc, test_open_checks);
+  tcase_add_test (tc, test_producer_page_sealed);
+  return s;
+}
+
+GST_CHECK_MAIN (fence_page);
