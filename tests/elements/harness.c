@@ -927,9 +927,8 @@ GST_START_TEST (test_sink_cuda_backend)
 
     g_print ("on %s\n", cudaipc_device_get_name (dev));
     run_sink_on_gpu (h, sink, bus, &info, 0);
-    /* the first run made the driver open what it then keeps open (the
-     * interprocess events' descriptor): not the sink's, and a second run
-     * must add none */
+    /* the first run made the driver open what it then keeps open: not the
+     * sink's, and a second run must add none */
     warm = cudaipc_test_count_fds ();
     fds_before += warm - at_start;
     run_sink_on_gpu (h, sink, bus, &info, 1);
