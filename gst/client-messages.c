@@ -579,6 +579,11 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   /* from here, unreffing the memory releases the slot */
   item->type = CUDAIPC_CLIENT_ITEM_FRAME;
   item->frame.msg = *f;
+  /* the message's blob goes with it: a copy of its own */
+  item->frame.msg.meta = NULL;
+  item->frame.msg.meta_len = 0;
+  if (f->meta_len > 0)
+    item->frame.meta = g_bytes_new (f->meta, f->meta_len);
   item->frame.memory = mem;
   item->frame.block = sb;
   item->frame.caps = gst_caps_ref (entry->caps);

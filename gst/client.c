@@ -198,6 +198,7 @@ cudaipc_client_item_clear (CudaIpcClientItem * item)
   if (item->frame.memory != NULL)
     gst_memory_unref (item->frame.memory);
   gst_clear_caps (&item->frame.caps);
+  g_clear_pointer (&item->frame.meta, g_bytes_unref);
   gst_clear_event (&item->event);
   g_free (item->bye_text);
   memset (item, 0, sizeof (*item));

@@ -109,6 +109,8 @@ typedef struct
   GstCaps *caps;                /* of msg.caps_id: fixed, no features, owned */
   GstVideoInfo info;            /* from @caps */
   gboolean discont;             /* first frame of a connection or after a drop */
+  GBytes *meta;                 /* the FRAME's metas (metas.h), unchecked,
+                                 * owned; NULL for none (msg.meta is NULL) */
 } CudaIpcClientFrame;
 
 typedef struct

@@ -13,6 +13,7 @@ GST_DEBUG_CATEGORY (cudaipc_copier_debug);
 GST_DEBUG_CATEGORY (cudaipc_device_debug);
 GST_DEBUG_CATEGORY (cudaipc_gstcuda_debug);
 GST_DEBUG_CATEGORY (cudaipc_memory_debug);
+GST_DEBUG_CATEGORY (cudaipc_metas_debug);
 GST_DEBUG_CATEGORY (cudaipc_server_debug);
 
 void
@@ -31,6 +32,8 @@ cudaipc_debug_init (void)
         "GStreamer's CUDA library, bound at run time");
     GST_DEBUG_CATEGORY_INIT (cudaipc_memory_debug, "cudaipcmemory", 0,
         "CUDA IPC imported frame memory");
+    GST_DEBUG_CATEGORY_INIT (cudaipc_metas_debug, "cudaipcmetas", 0,
+        "CUDA IPC frame metadata on the wire");
     GST_DEBUG_CATEGORY_INIT (cudaipc_server_debug, "cudaipcserver", 0,
         "CUDA IPC producer's server: sockets, clients, ring");
     g_once_init_leave (&once, 1);

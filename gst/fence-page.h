@@ -13,10 +13,11 @@
  * frame's number (its FRAME's seq) on that same stream: the device writes
  * the word once the copy is done (cuStreamWriteValue64, whose default
  * flags put a system-wide memory barrier before the write). The host
- * backend stores the word on the CPU after its memcpy. The page is made
- * once per producer and lives until it stops; the numbers only grow, and
- * one is never used twice (server.h: an aborted frame's number is
- * skipped).
+ * backend stores the word on the CPU after its memcpy. Each ring has a
+ * page of its own (slot N of one ring and slot N of the next must not
+ * share a word: a consumer behind on its frames still reads the old
+ * one); the numbers only grow, and one is never used twice (server.h: an
+ * aborted frame's number is skipped).
  *
  * Consumer side: cudaipc_fence_page_open() checks the fd a producer sent
  * before anything is mapped (a regular file, sealed with F_SEAL_SHRINK so

@@ -342,11 +342,25 @@ plane_layout (GstBuffer * buf, const GstVideoInfo * fallback,
   }
 }
 
+/* Flags, timestamps and the frame's metas but its layout (@dst has a
+ * GstVideoMeta of its own). */
 static void
 copy_metadata (GstBuffer * dst, GstBuffer * src)
 {
+  gpointer state = NULL;
+  GstMeta *meta;
+
   gst_buffer_copy_into (dst, src,
       GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  while ((meta = gst_buffer_iterate_meta (src, &state)) != NULL) {
+    GstMetaTransformCopy copy = { FALSE, 0, (gsize) - 1 };
+
+    if (meta->info->api == GST_VIDEO_META_API_TYPE ||
+        meta->info->transform_func == NULL)
+      continue;
+    meta->info->transform_func (dst, meta, src, _gst_meta_transform_copy,
+        &copy);
+  }
 }
 
 static GstBuffer *

@@ -4,24 +4,35 @@
 #endif
 
 #include <math.h>
+#include <string.h>
 
 #include "media.h"
 #include "error.h"
 
 /* Bounds before parsing */
 
-gboolean
-cudaipc_media_check_nesting (const gchar * str, guint max_depth,
-    GError ** error)
+/* With @strict, every closing bracket must match the last open one and
+ * none may stay open (text); without, only the depth counts (bytes that
+ * are not all text, such as a serialized meta's header). */
+static gboolean
+check_brackets (const gchar * str, gsize len, guint max_depth,
+    gboolean strict, GError ** error)
 {
-  guint depth = 0, deepest = 0;
+  guint depth = 0;
   gboolean quoted = FALSE;
+  const gchar *end = str + len;
+  /* the closing bracket each open one wants */
+  gchar want[CUDAIPC_MAX_EVENT_NESTING + 2];
+
+  g_return_val_if_fail (max_depth <= CUDAIPC_MAX_EVENT_NESTING, FALSE);
 
   /* every bracket of GStreamer's serialization: lists {}, arrays <>,
    * ranges and nested structures [], types () */
-  for (const gchar * c = str; *c; c++) {
+  for (const gchar * c = str; c < end; c++) {
+    gchar close = 0;
+
     if (quoted) {
-      if (*c == '\\' && c[1])
+      if (*c == '\\' && c + 1 < end)
         c++;
       else if (*c == '"')
         quoted = FALSE;
@@ -32,29 +43,62 @@ cudaipc_media_check_nesting (const gchar * str, guint max_depth,
         quoted = TRUE;
         break;
       case '{':
+        close = '}';
+        break;
       case '<':
+        close = '>';
+        break;
       case '[':
+        close = ']';
+        break;
       case '(':
-        if (++depth > deepest)
-          deepest = depth;
-        if (deepest > max_depth) {
-          g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-              "nested more than %u deep", max_depth);
-          return FALSE;
-        }
+        close = ')';
         break;
       case '}':
       case '>':
       case ']':
       case ')':
+        if (strict && (depth == 0 || want[depth - 1] != *c)) {
+          g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+              "a '%c' at byte %" G_GSIZE_FORMAT " closes no bracket that "
+              "is open", *c, (gsize) (c - str));
+          return FALSE;
+        }
         if (depth > 0)
           depth--;
         break;
       default:
         break;
     }
+    if (close) {
+      if (depth >= max_depth) {
+        g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+            "nested more than %u deep", max_depth);
+        return FALSE;
+      }
+      want[depth++] = close;
+    }
+  }
+  if (strict && (depth > 0 || quoted)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "%s is left open", quoted ? "a quote" : "a bracket");
+    return FALSE;
   }
   return TRUE;
+}
+
+gboolean
+cudaipc_media_check_nesting (const gchar * str, guint max_depth,
+    GError ** error)
+{
+  return check_brackets (str, strlen (str), max_depth, TRUE, error);
+}
+
+gboolean
+cudaipc_media_check_nesting_len (const gchar * str, gsize len,
+    guint max_depth, GError ** error)
+{
+  return check_brackets (str, len, max_depth, FALSE, error);
 }
 
 /* Caps */

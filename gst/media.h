@@ -25,9 +25,16 @@ G_BEGIN_DECLS
 #define CUDAIPC_MAX_EVENT_NESTING 8
 
 /* Checks, before any parsing, that @str nests brackets at most @max_depth
- * deep (outside quoted strings); CUDAIPC_ERROR_LIMIT otherwise. */
+ * deep (outside quoted strings; CUDAIPC_ERROR_LIMIT otherwise), that each
+ * closing bracket closes the one open last and that nothing stays open
+ * (CUDAIPC_ERROR_INVALID otherwise: GStreamer's parser has leaked on such
+ * strings). @max_depth is at most CUDAIPC_MAX_EVENT_NESTING. */
 gboolean cudaipc_media_check_nesting (const gchar * str, guint max_depth,
     GError ** error);
+/* The depth alone, for @len bytes of @data that need not be text (NULs
+ * and binary fields included: serialized metas). */
+gboolean cudaipc_media_check_nesting_len (const gchar * data, gsize len,
+    guint max_depth, GError ** error);
 
 /* A CAPS message's string as one fixed raw-video structure of a positive
  * width and height, with no caps features (the memory feature is the

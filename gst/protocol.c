@@ -116,6 +116,9 @@ cudaipc_msg_clear (CudaIpcMsg * msg)
     case CUDAIPC_MSG_BYE:
       g_free ((gchar *) msg->u.bye.text);
       break;
+    case CUDAIPC_MSG_FRAME:
+      g_free ((guint8 *) msg->u.frame.meta);
+      break;
     default:
       break;
   }
@@ -224,6 +227,12 @@ build_frame (GstByteWriter * w, const CudaIpcFrameMsg * m)
         !gst_byte_writer_put_uint32_le (w, m->planes[i].stride))
       return -EMSGSIZE;
   }
+  if (m->meta_len > CUDAIPC_MAX_META_BYTES)
+    return -EMSGSIZE;
+  if (!gst_byte_writer_put_uint32_le (w, m->meta_len) ||
+      (m->meta_len > 0 && !gst_byte_writer_put_data (w, m->meta,
+              m->meta_len)))
+    return -EMSGSIZE;
   return 0;
 }
 
@@ -501,6 +510,18 @@ parse_frame (GstByteReader * r, guint n_fds, CudaIpcFrameMsg * m)
      * offset + stride * height far from overflow */
     if (m->planes[i].offset >= CUDAIPC_MAX_SLOT_SIZE)
       return -EBADMSG;
+  }
+  /* the metas' blob, whose entries metas.c checks */
+  if (!gst_byte_reader_get_uint32_le (r, &m->meta_len))
+    return -EBADMSG;
+  if (m->meta_len > CUDAIPC_MAX_META_BYTES)
+    return -EMSGSIZE;
+  if (m->meta_len > 0) {
+    const guint8 *data;
+
+    if (!gst_byte_reader_get_data (r, m->meta_len, &data))
+      return -EBADMSG;
+    m->meta = g_memdup2 (data, m->meta_len);
   }
   return 0;
 }

@@ -59,6 +59,8 @@ typedef enum
 #define CUDAIPC_MAX_MESSAGE (CUDAIPC_HEADER_SIZE + CUDAIPC_MAX_PAYLOAD)
 #define CUDAIPC_MAX_MSG_FDS CUDAIPC_MAX_ALLOCS
 #define CUDAIPC_MAX_PLANES 4
+/* Bytes of metadata one FRAME carries at most (metas.h). */
+#define CUDAIPC_MAX_META_BYTES (32 * 1024)
 /* Longest string field, NUL included (caps, serialized events). */
 #define CUDAIPC_MAX_STRING (32 * 1024)
 /* Longest client or server name, NUL included. */
@@ -165,6 +167,11 @@ typedef struct
   guint64 clock_time;           /* the PTS as CLOCK_MONOTONIC ns, or NONE */
   guint32 n_planes;             /* 0..CUDAIPC_MAX_PLANES */
   CudaIpcPlane planes[CUDAIPC_MAX_PLANES];
+  /* the frame's metas (metas.h), meta_len bytes, 0..CUDAIPC_MAX_META_BYTES:
+   * borrowed when building; when parsed, the message's own, freed by
+   * cudaipc_msg_clear() (a copy of the struct must not outlive it) */
+  const guint8 *meta;
+  guint32 meta_len;
 } CudaIpcFrameMsg;
 
 typedef struct

@@ -378,6 +378,29 @@ make_fences_locked (CudaIpcServer * s)
         n_failed, s->n_slots);
 }
 
+/* A new ring gets a fence page of its own: a word of the old ring's slot
+ * N may still be read by a consumer behind on its frames while the new
+ * ring's slot N is written. The copies into the old ring have landed
+ * (before_replace), and consumers keep their own mappings of its page.
+ * Where a new page cannot be made, frames are synchronised on the host
+ * from now on. */
+static void
+renew_fence_page_locked (CudaIpcServer * s)
+{
+  g_autoptr (GError) err = NULL;
+  CudaIpcFencePage *page;
+
+  if (s->fence_page == NULL)
+    return;
+  page = cudaipc_fence_page_new (s->dev, &err);
+  if (page == NULL)
+    GST_WARNING ("%s: no fence page for the new ring, so its frames are "
+        "synchronised on the host before they are published: %s", s->name,
+        err->message);
+  cudaipc_fence_page_free (s->fence_page);
+  s->fence_page = page;
+}
+
 /* Builds a new ring when there is none, @size does not fit, or the ring
  * was retired. */
 static gboolean
@@ -423,6 +446,8 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
     c->stale_allowed += cudaipc_ring_lease_count (s->ring, &c->lease);
   }
   /* consumers keep their own imports of the old one */
+  if (s->ring)
+    renew_fence_page_locked (s);
   cudaipc_ring_free (s->ring);
   s->ring = ring;
   make_fences_locked (s);

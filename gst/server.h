@@ -241,8 +241,10 @@ guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
     CudaIpcFrameMsg * frame);
 
 /* GPU ordering (docs/design.md, GPU ordering). With AUTO (cuda backend)
- * or FENCE ordering, new() makes the fence page (fence-page.h), kept until
- * stop(); RING carries its fd to the clients whose HELLO asked for
+ * or FENCE ordering, new() makes the fence page (fence-page.h) of the
+ * first ring, and each later ring gets one of its own (a consumer behind
+ * on its frames may still read the old ring's words); RING carries its
+ * fd to the clients whose HELLO asked for
  * CUDAIPC_CAP_FENCE. After queueing a frame's copy, the producer signals
  * the slot's word with the number the frame's FRAME will carry
  * (get_next_seq()). With EVENTS ordering the server keeps one legacy
@@ -250,9 +252,9 @@ guint cudaipc_server_publish (CudaIpcServer * server, guint slot,
  * until stop(); SLOT carries its handle to the clients whose HELLO asked
  * for CUDAIPC_CAP_EVENTS. */
 
-/* The fence page, or NULL (none made: HOST or EVENTS ordering, the host
- * backend with AUTO, or a device that cannot write it, logged once). Made
- * by new(): any thread until stop(). */
+/* The current ring's fence page, or NULL (none made: HOST or EVENTS
+ * ordering, the host backend with AUTO, or a device that cannot write it,
+ * logged). Producer thread, from acquire() until stop(). */
 CudaIpcFencePage *cudaipc_server_get_fence_page (CudaIpcServer * server);
 /* The number the next publish() gives its frame (FRAME's seq). Numbers
  * only grow, and an aborted frame's is never given again: a fence word

@@ -58,6 +58,7 @@
 #include "device.h"
 #include "error.h"
 #include "media.h"
+#include "metas.h"
 #include "server.h"
 #include "ticker.h"
 #include "timing.h"
@@ -84,6 +85,7 @@ enum
   PROP_ALLOWED_USERS,
   PROP_ALLOWED_GROUPS,
   PROP_STATS_INTERVAL,
+  PROP_METAS,
   PROP_NUM_CLIENTS,
   PROP_STATS,
   N_PROPERTIES
@@ -104,6 +106,7 @@ enum
 #define DEFAULT_ALLOWED_USERS NULL
 #define DEFAULT_ALLOWED_GROUPS NULL
 #define DEFAULT_STATS_INTERVAL 0
+#define DEFAULT_METAS "all"
 
 static GParamSpec *properties[N_PROPERTIES];
 
@@ -125,6 +128,7 @@ struct _GstCuIpcSink
   gchar *allowed_users;
   gchar *allowed_groups;
   guint stats_interval;
+  gchar *metas;
 
   /* object lock; set in start(), cleared in stop() */
   CudaIpcServer *server;
@@ -137,6 +141,10 @@ struct _GstCuIpcSink
   CudaIpcDevice *dev;
   GstVideoInfo info;
   gboolean have_info;
+  CudaIpcMetaFilter *meta_filter;       /* of metas, read at start() */
+  GByteArray *meta_blob;        /* the frame's metas on the wire */
+  gboolean warned_metas;        /* that some were left out */
+  CudaIpcMetaCounts meta_counts;        /* object lock */
 
   /* posts the counters every stats-interval; start() to stop() */
   CudaIpcTicker *ticker;
@@ -239,7 +247,11 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
       "driver-calls", G_TYPE_UINT64, cc.driver_calls,
       "host-syncs", G_TYPE_UINT64, cc.host_syncs,
       "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
-      "copies-from-host", G_TYPE_UINT64, cc.copies_from_host, NULL);
+      "copies-from-host", G_TYPE_UINT64, cc.copies_from_host,
+      "metas-sent", G_TYPE_UINT64, (guint64) self->meta_counts.carried,
+      "metas-skipped", G_TYPE_UINT64, (guint64) self->meta_counts.skipped,
+      "metas-dropped", G_TYPE_UINT64, (guint64) self->meta_counts.dropped,
+      NULL);
   if (self->server)
     cudaipc_server_stats_clear (&ss);
   return st;
@@ -339,6 +351,10 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
       g_free (self->allowed_users);
       self->allowed_users = g_value_dup_string (value);
       break;
+    case PROP_METAS:
+      g_free (self->metas);
+      self->metas = g_value_dup_string (value);
+      break;
     case PROP_STATS_INTERVAL:
       self->stats_interval = g_value_get_uint (value);
       break;
@@ -405,6 +421,9 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value,
           self->server ? cudaipc_server_get_n_clients (self->server) : 0);
       break;
+    case PROP_METAS:
+      g_value_set_string (value, self->metas);
+      break;
     case PROP_STATS_INTERVAL:
       g_value_set_uint (value, self->stats_interval);
       break;
@@ -426,6 +445,7 @@ gst_cu_ipc_sink_finalize (GObject * object)
   g_free (self->allowed_users);
   g_free (self->allowed_groups);
   g_free (self->socket_path);
+  g_free (self->metas);
   cudaipc_server_stats_clear (&self->last_stats);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -456,7 +476,8 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
   g_autofree gchar *path = NULL, *name = NULL;
-  g_autofree gchar *users = NULL, *groups = NULL;
+  g_autofree gchar *users = NULL, *groups = NULL, *metas = NULL;
+  g_autoptr (CudaIpcMetaFilter) meta_filter = NULL;
   g_autoptr (GArray) uids = NULL;
   g_autoptr (GArray) gids = NULL;
   g_autoptr (CudaIpcCopier) copier = NULL;
@@ -479,7 +500,15 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   users = g_strdup (self->allowed_users);
   groups = g_strdup (self->allowed_groups);
   stats_interval = self->stats_interval;
+  metas = g_strdup (self->metas);
   GST_OBJECT_UNLOCK (self);
+
+  meta_filter = cudaipc_meta_filter_new (metas, &error);
+  if (meta_filter == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
+        ("metas \"%s\"", metas));
+    return FALSE;
+  }
 
   if (!cudaipc_credentials_parse_ids (users, FALSE, &uids, &error) ||
       !cudaipc_credentials_parse_ids (groups, TRUE, &gids, &error)) {
@@ -540,9 +569,13 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
     return FALSE;
   }
 
+  self->meta_filter = g_steal_pointer (&meta_filter);
+  self->meta_blob = g_byte_array_new ();
+  self->warned_metas = FALSE;
   GST_OBJECT_LOCK (self);
   self->server = server;
   self->copier = g_steal_pointer (&copier);
+  memset (&self->meta_counts, 0, sizeof (self->meta_counts));
   cudaipc_server_stats_clear (&self->last_stats);
   memset (&self->last_counts, 0, sizeof (self->last_counts));
   GST_OBJECT_UNLOCK (self);
@@ -565,6 +598,8 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
+  g_clear_pointer (&self->meta_filter, cudaipc_meta_filter_free);
+  g_clear_pointer (&self->meta_blob, g_byte_array_unref);
 
   GST_OBJECT_LOCK (self);
   server = self->server;
@@ -741,6 +776,33 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
   return GST_FLOW_OK;
 }
 
+/* @buf's metas, as the metas property lets them through, into the FRAME
+ * @f (which borrows the sink's blob until the next frame). */
+static void
+add_metas (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f)
+{
+  CudaIpcMetaCounts counts = { 0, };
+
+  g_byte_array_set_size (self->meta_blob, 0);
+  cudaipc_metas_encode (buf, self->meta_filter, self->meta_blob, &counts);
+  f->meta = self->meta_blob->data;
+  f->meta_len = self->meta_blob->len;
+  GST_OBJECT_LOCK (self);
+  self->meta_counts.carried += counts.carried;
+  self->meta_counts.skipped += counts.skipped;
+  self->meta_counts.dropped += counts.dropped;
+  GST_OBJECT_UNLOCK (self);
+  if (counts.dropped > 0 && !self->warned_metas) {
+    self->warned_metas = TRUE;
+    GST_ELEMENT_WARNING (self, STREAM, ENCODE,
+        ("%u metas of a frame were left out: beyond what a frame carries "
+            "(%d bytes, %d metas, %d items in one)", counts.dropped,
+            CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS,
+            CUDAIPC_MAX_META_ITEMS),
+        ("counted in stats metas-dropped; warned once"));
+  }
+}
+
 static GstFlowReturn
 gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
@@ -784,6 +846,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 
   cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, &f);
   f.size = copied;
+  add_metas (self, buf, &f);
   GST_OBJECT_LOCK (self);
   segment = bsink->segment;
   GST_OBJECT_UNLOCK (self);
@@ -1034,6 +1097,25 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSink:metas:
+   *
+   * Which GstMetas of each frame travel with it: "all" (the default), every
+   * meta this plugin can carry (regions of interest, time codes, crops,
+   * reference timestamps; with GStreamer >= 1.24 and gst-analytics, the
+   * analytics relation meta with its object detections, classifications
+   * and tracking; on >= 1.24 any meta GStreamer can serialize, custom metas
+   * among them); "none"; or meta API type names separated by commas, such
+   * as "GstVideoRegionOfInterestMetaAPI,GstReferenceTimestampMetaAPI". A
+   * frame carries at most 32 KiB of metadata and 1024 metas; metas beyond
+   * that are left out, with one warning, and counted in stats
+   * (metas-dropped). Read when the sink starts.
+   */
+  properties[PROP_METAS] = g_param_spec_string ("metas", "Metas",
+      "Which metas travel with the frames: all, none, or meta API names "
+      "separated by commas", DEFAULT_METAS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSink:stats-interval:
    *
    * Every this many milliseconds while the sink runs (READY to PAUSED and
@@ -1117,4 +1199,5 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
   self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
+  self->metas = g_strdup (DEFAULT_METAS);
 }

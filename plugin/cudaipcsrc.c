@@ -49,6 +49,7 @@
 #include "error.h"
 #include "gstcuda.h"
 #include "media.h"
+#include "metas.h"
 #include "ticker.h"
 #include "timing.h"
 
@@ -117,6 +118,9 @@ struct _GstCuIpcSrc
   gboolean peer_access;
   GstCaps *offer;               /* what get_caps offers once caps are known */
   guint64 pushed;               /* frames pushed since start() */
+  CudaIpcMetaCounts metas;      /* object lock: since start() */
+  gboolean warned_metas;        /* a refused meta was warned about on this
+                                 * connection */
 
   /* the protocol side; NULL when its wake-up fd could not be made */
   CudaIpcClient *client;
@@ -264,6 +268,7 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self)
   self->backend = cudaipc_client_get_backend (self->client);
   self->connections++;
   self->announce = TRUE;
+  self->warned_metas = FALSE;
   self->segment_needs_offset = self->have_producer_segment;
   return GST_FLOW_OK;
 }
@@ -488,6 +493,36 @@ set_times (GstCuIpcSrc * self, const CudaIpcFrameMsg * f, GstBuffer * buf)
       f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
 }
 
+/* The producer's metas of a frame onto @buf. What it sent is untrusted:
+ * a meta that breaks a rule is dropped, with those after it, and warned
+ * about once a connection; the frame goes out all the same. */
+static void
+add_metas (GstCuIpcSrc * self, GBytes * blob, GstBuffer * buf)
+{
+  g_autoptr (GError) err = NULL;
+  CudaIpcMetaCounts counts = { 0, };
+  gsize len;
+  const guint8 *data = g_bytes_get_data (blob, &len);
+  gboolean ok = cudaipc_metas_decode (data, len, buf, &counts, &err);
+
+  GST_OBJECT_LOCK (self);
+  self->metas.carried += counts.carried;
+  self->metas.skipped += counts.skipped;
+  self->metas.dropped += counts.dropped;
+  GST_OBJECT_UNLOCK (self);
+  if (ok)
+    return;
+  GST_DEBUG_OBJECT (self, "metas of a frame refused: %s", err->message);
+  if (!self->warned_metas) {
+    self->warned_metas = TRUE;
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("The producer on %s sent frame metadata that breaks the rules; "
+            "such metas are dropped, the frames go out", self->path),
+        ("%s (counted in stats metas-refused; warned once a connection)",
+            err->message));
+  }
+}
+
 /* A buffer around the validated @frame (its memory taken). */
 static GstFlowReturn
 make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
@@ -510,6 +545,8 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
     announce_connection (self, frame->caps);
 
   cudaipc_media_apply_frame (buf, f, &frame->info);
+  if (frame->meta)
+    add_metas (self, frame->meta, buf);
   set_times (self, f, buf);
   if (frame->discont)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
@@ -711,6 +748,7 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   g_free (self->path);
   self->path = g_strdup (self->socket_path);
   self->pushed = 0;
+  memset (&self->metas, 0, sizeof (self->metas));
   GST_OBJECT_UNLOCK (self);
   if (self->path == NULL || self->path[0] == '\0') {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -961,6 +999,7 @@ static GstStructure *
 gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
 {
   CudaIpcClientStats cs = { 0, };
+  CudaIpcMetaCounts metas;
   const gchar *output;
   guint64 pushed;
 
@@ -969,12 +1008,16 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
   GST_OBJECT_LOCK (self);
   pushed = self->pushed;
   output = self->output;
+  metas = self->metas;
   GST_OBJECT_UNLOCK (self);
   return gst_structure_new ("application/x-cudaipcsrc-stats",
       "frames-received", G_TYPE_UINT64, cs.received,
       "frames-pushed", G_TYPE_UINT64, pushed,
       "frames-dropped", G_TYPE_UINT64, cs.dropped,
       "frames-discarded", G_TYPE_UINT64, cs.discarded,
+      "metas-received", G_TYPE_UINT64, (guint64) metas.carried,
+      "metas-skipped", G_TYPE_UINT64, (guint64) metas.skipped,
+      "metas-refused", G_TYPE_UINT64, (guint64) metas.dropped,
       "frames-released", G_TYPE_UINT64, cs.released,
       "held", G_TYPE_UINT, cs.held,
       "generation", G_TYPE_UINT, cs.generation,

@@ -32,13 +32,15 @@ export GST_REGISTRY_FORK=no
 CUDAIPC_TOOL_PRELOAD=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
 export CUDAIPC_TOOL_PRELOAD
 export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0
+# GLib's quark table growth, left allocated by GLib on purpose
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 meson test -C "$build" --suite libs --suite elements --suite fuzz \
   --print-errorlogs --num-processes 2
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in protocol descriptor; do
+for target in protocol descriptor metas; do
   mkdir -p "$work/$target"
   cp tests/fuzz/corpus/$target/* "$work/$target/"
   echo "fuzzing $target for ${seconds}s"

@@ -182,6 +182,7 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
       "legacy,mmap", ",", -1);
   gchar **orderings = opts.orderings ? g_strsplit (opts.orderings, ",", -1) :
       NULL;
+  gchar **rois = g_strsplit (opts.rois_list ? opts.rois_list : "0", ",", -1);
   gchar *rate_one = g_strdup_printf ("%d", opts.rate);
   gchar **rates = g_strsplit (opts.rates ? opts.rates : rate_one, ",", -1);
   GArray *ts = g_array_new (FALSE, FALSE, sizeof (Transport));
@@ -238,6 +239,15 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
     }
   }
 
+  for (guint i = 0; rois[i]; i++) {
+    gint64 r;
+
+    if (!parse_int (g_strstrip (rois[i]), 0, 1024, &r)) {
+      g_printerr ("bad region count '%s' (0..1024)\n", rois[i]);
+      goto out;
+    }
+  }
+
   for (guint ri = 0; rates[ri]; ri++) {
     gint rate = (gint) g_ascii_strtoll (rates[ri], NULL, 10);
 
@@ -260,16 +270,24 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
 
           parse_resolution (resolutions[si], &w, &h);
           for (guint ci = 0; counts[ci]; ci++) {
-            gint64 n = 1;
-            Row *row;
+            /* only (a) carries metas */
+            guint n_rois = t == TRANSPORT_CUDAIPC ? g_strv_length (rois) : 1;
 
-            parse_int (counts[ci], 1, 64, &n);
-            row = row_new (t, mode, w, h, (guint) n, rate);
-            if (t == TRANSPORT_NVCODEC && !nvcodec_ok) {
-              row->skipped = TRUE;
-              row->skip_reason = g_strdup (nvcodec_why);
+            for (guint mi2 = 0; mi2 < n_rois; mi2++) {
+              gint64 n = 1, nr = 0;
+              Row *row;
+
+              parse_int (counts[ci], 1, 64, &n);
+              if (t == TRANSPORT_CUDAIPC)
+                parse_int (rois[mi2], 0, 1024, &nr);
+              row = row_new (t, mode, w, h, (guint) n, rate);
+              row->rois = (guint) nr;
+              if (t == TRANSPORT_NVCODEC && !nvcodec_ok) {
+                row->skipped = TRUE;
+                row->skip_reason = g_strdup (nvcodec_why);
+              }
+              g_ptr_array_add (rows, row);
             }
-            g_ptr_array_add (rows, row);
           }
         }
       }
@@ -284,6 +302,7 @@ out:
   g_strfreev (counts);
   g_strfreev (modes);
   g_strfreev (orderings);
+  g_strfreev (rois);
   g_strfreev (rates);
   g_free (rate_one);
   return ok;

@@ -388,6 +388,16 @@ bench_run_producer (Transport t)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_MARKER);
     if (t == TRANSPORT_NVCODEC)
       add_frame_meta (buf, i, last);
+    for (gint r = 0; r < opts.rois; r++) {
+      GstVideoRegionOfInterestMeta *roi =
+          gst_buffer_add_video_region_of_interest_meta (buf, "object",
+          (r * 37) % 1800, (r * 53) % 1000, 64, 48);
+
+      roi->id = r;
+      gst_video_region_of_interest_meta_add_param (roi,
+          gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
+              0.5 + r / 1000.0, NULL));
+    }
     GST_BUFFER_PTS (buf) = bench_now_ns ();
     if (gst_app_src_push_buffer (GST_APP_SRC (p.appsrc), buf) != GST_FLOW_OK)
       break;

@@ -331,6 +331,7 @@ bench_report_json (const gchar * path, GPtrArray * rows, GError ** error)
     json_kv_str (s, in, "transport", bench_transport_name (row->transport),
         TRUE);
     json_kv_str_or_null (s, in, "ipc_mode", row->ipc_mode, TRUE);
+    json_kv_int (s, in, "rois_per_frame", TRUE, row->rois, TRUE);
     json_kv_str (s, in, "label", label, TRUE);
     json_kv_str (s, in, "resolution", res, TRUE);
     json_kv_int (s, in, "consumers", TRUE, row->n_consumers, TRUE);

@@ -150,6 +150,8 @@ child_argv (Row * row, const gchar * role, gint index)
     ARG ("--clients", "%u", row->n_consumers);
     if (row->ipc_mode)
       ARG ("--ipc-mode", "%s", row->ipc_mode);
+    if (row->rois > 0)
+      ARG ("--roi-count", "%u", row->rois);
   } else {
     ARG ("--index", "%d", index);
     ARG ("--idle-timeout", "%d", opts.idle);
@@ -512,10 +514,10 @@ row_run (Row * row)
   gint64 t_start = bench_now_ns ();
 
   /* each row its own folder: socket and samples of one row only */
-  row->dir = g_strdup_printf ("%s/%s%s%s-%dx%d-%u-r%d", orch.tmpdir,
+  row->dir = g_strdup_printf ("%s/%s%s%s-%dx%d-%u-r%d-m%u", orch.tmpdir,
       bench_transport_name (row->transport), row->ipc_mode ? "-" : "",
       row->ipc_mode ? row->ipc_mode : "", row->width, row->height,
-      row->n_consumers, row->rate);
+      row->n_consumers, row->rate, row->rois);
   g_mkdir_with_parents (row->dir, 0700);
   row->socket = g_strdup_printf ("%s/sock", row->dir);
   row->loop = g_main_loop_new (NULL, FALSE);

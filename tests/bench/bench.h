@@ -55,7 +55,7 @@ typedef struct
 {
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
-  gchar *rates, *ipc_modes, *orderings;
+  gchar *rates, *ipc_modes, *orderings, *rois_list;
   gboolean verbose, keep, dry_run;
   gint kill_after;
   /* every role (rate: the row's; for run, --rates wins over it) */
@@ -64,7 +64,7 @@ typedef struct
       rate;
   /* producer and consumer */
   gchar *transport, *socket, *samples, *ipc_mode;
-  gint width, height, clients, index, idle, grace_ms, parent;
+  gint width, height, clients, index, idle, grace_ms, parent, rois;
 } BenchOptions;
 
 extern BenchOptions opts;
@@ -91,6 +91,7 @@ typedef struct
   gint width, height;
   guint n_consumers;
   gint rate;                    /* frames/s pushed; 0: flat out */
+  guint rois;                   /* (a): regions of interest per frame */
 
   /* outcome */
   gboolean skipped, failed;

@@ -118,6 +118,9 @@ BenchOptions opts = {
 static GOptionEntry entries[] = {
   {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
       "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+  {"rois", 0, 0, G_OPTION_ARG_STRING, &opts.rois_list,
+      "run: regions of interest on each frame of (a), a row each (default "
+        "0)", "LIST"},
   {"orderings", 0, 0, G_OPTION_ARG_STRING, &opts.orderings,
       "run: cuipcsink ordering values for (a), a row each (auto, fence, "
         "events, host; default: the sink's default, one row)", "LIST"},
@@ -185,6 +188,8 @@ static GOptionEntry entries[] = {
   {"samples", 0, 0, G_OPTION_ARG_FILENAME, &opts.samples,
       "consumer: file for latency samples", "FILE"},
   {"index", 0, 0, G_OPTION_ARG_INT, &opts.index, "consumer: its number", "I"},
+  {"roi-count", 0, 0, G_OPTION_ARG_INT, &opts.rois,
+      "producer: regions of interest on each frame", "N"},
   {"ipc-mode", 0, 0, G_OPTION_ARG_STRING, &opts.ipc_mode,
       "producer: nvcodec's cudaipcsink ipc-mode, or cuipcsink's ordering",
       "MODE"},
@@ -245,12 +250,15 @@ bench_transport_label (Transport t)
 gchar *
 bench_row_label (const Row * row)
 {
+  GString *s = g_string_new (bench_transport_label (row->transport));
+
   if (row->ipc_mode)
-    return g_strdup_printf ("%s %s=%s",
-        bench_transport_label (row->transport),
+    g_string_append_printf (s, " %s=%s",
         row->transport == TRANSPORT_CUDAIPC ? "ordering" : "ipc-mode",
         row->ipc_mode);
-  return g_strdup (bench_transport_label (row->transport));
+  if (row->rois > 0)
+    g_string_append_printf (s, " rois=%u", row->rois);
+  return g_string_free (s, FALSE);
 }
 
 gboolean

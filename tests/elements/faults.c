@@ -230,6 +230,53 @@ GST_START_TEST (test_stopped_consumer_drop)
 
 GST_END_TEST;
 
+/* A producer whose frames carry metadata that breaks the rules: every
+ * frame still goes out, intact, with the metas decoded before the bad
+ * one; the rest are refused and counted, and the source warns once. */
+static void
+bad_metas_case (const gchar * mode, guint64 carried_per_frame)
+{
+  const gchar *rogue = g_getenv ("CUDAIPC_ROGUE_PRODUCER");
+  gchar *argv[] = { (gchar *) rogue, sock, (gchar *) "--frames",
+    (gchar *) "30", (gchar *) "--mode", (gchar *) mode, NULL
+  };
+  Node *c, *p;
+
+  fail_unless (rogue != NULL, "CUDAIPC_ROGUE_PRODUCER is not set");
+  p = spawn_argv (argv);
+  c = spawn_node ("consumer", "--src", "reconnect=false", NULL);
+  wait_node (c, 60);
+  wait_node (p, 60);
+  assert_exit_ok (c);
+  assert_exit_ok (p);
+  g_print ("bad metas (%s): %" G_GUINT64_FORMAT " frames, %"
+      G_GUINT64_FORMAT " metas received, %" G_GUINT64_FORMAT " refused, %"
+      G_GUINT64_FORMAT " warning(s)\n", mode, field (c, "frames"),
+      field (c, "metas_received"), field (c, "metas_refused"),
+      field (c, "warnings"));
+  fail_unless_equals_uint64 (field (c, "frames"), 30);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "metas_refused"), 30);
+  fail_unless_equals_uint64 (field (c, "metas_received"),
+      30 * carried_per_frame);
+  fail_unless_equals_uint64 (field (c, "warnings"), 1);
+  fail_unless (strstr (c->err->str, "frame metadata that breaks the rules"),
+      "no warning: %s", c->err->str);
+  node_free (c);
+  node_free (p);
+}
+
+GST_START_TEST (test_producer_bad_metas)
+{
+  /* the good crop before the bad entry stays */
+  bad_metas_case ("truncated", 1);
+  bad_metas_case ("deep", 1);
+  /* 1024 metas go, the next is refused */
+  bad_metas_case ("many", 1024);
+}
+
+GST_END_TEST;
+
 static void
 rogue_case (const gchar * mode, gboolean after_handshake)
 {
@@ -405,6 +452,7 @@ faults_suite (void)
   tcase_add_test (tc, test_stuck_consumer_dropped);
   tcase_add_test (tc, test_stopped_consumer_wait);
   tcase_add_test (tc, test_stopped_consumer_drop);
+  tcase_add_test (tc, test_producer_bad_metas);
   tcase_add_test (tc, test_rogue_garbage);
   tcase_add_test (tc, test_rogue_bad_release);
   tcase_add_test (tc, test_rogue_flood);

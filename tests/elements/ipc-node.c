@@ -27,12 +27,16 @@
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
  *      warnings=W ok=O output=M peer=P discarded=D connects=N fenced=F
- *      driver_calls=K elapsed_us=T", where M is what the source's frames
- *     went out in (0 its imported slots, 1 GstCudaMemory copies, 2 wrapped
- *     GstCudaMemory), P is 1 when it read a producer on another GPU
+ *      driver_calls=K metas_ok=A metas_bad=B metas_received=E
+ *      metas_refused=X elapsed_us=T", where M is
+ *     what the source's frames went out in (0 its imported slots, 1
+ *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
+ *     a producer on another GPU
  *     through peer access, D is the source's frames-discarded, N the
  *     connections it made (connected and reconnected messages), F how many
- *     of them read the fence page, and K the source's driver-calls.
+ *     of them read the fence page, K the source's driver-calls, A and B
+ *     the frames whose metas were as --expect-metas says, and not, and E
+ *     and X the source's metas-received and metas-refused.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
@@ -66,6 +70,7 @@
 
 #include "connection.h"
 #include "device.h"
+#include "test-metas.h"
 #include "test-pattern.h"
 
 static gint frames = 30, width = 320, height = 240;
@@ -77,7 +82,8 @@ static gboolean upload, download, resources;
 /* producer: of the frames it wrote; consumer: of those it received, in
  * the caps' layout, as they arrived */
 static guint64 checksum = CUDAIPC_TEST_HASH_INIT;
-static gchar *mode, *quiet_file, *as_user;
+static gchar *mode, *quiet_file, *as_user, *expect_metas;
+static gboolean add_metas;
 
 static GOptionEntry entries[] = {
   {"frames", 0, 0, G_OPTION_ARG_INT, &frames, "frames to send", "N"},
@@ -108,6 +114,11 @@ static GOptionEntry entries[] = {
       "N"},
   {"stall-after", 0, 0, G_OPTION_ARG_INT, &stall_after,
       "consumer: stop taking frames after N (a hung process)", "N"},
+  {"metas", 0, 0, G_OPTION_ARG_NONE, &add_metas,
+      "producer: put the test metas on every frame (test-metas.h)", NULL},
+  {"expect-metas", 0, 0, G_OPTION_ARG_STRING, &expect_metas,
+      "consumer: check every frame's metas against the sink's metas "
+        "setting (all, none, API names)", "SPEC"},
   {"die-after", 0, 0, G_OPTION_ARG_INT, &die_after,
       "SIGKILL this process after N frames", "N"},
   {NULL}
@@ -387,6 +398,8 @@ run_producer (const gchar * socket_path)
     GST_BUFFER_DURATION (buf) = GST_SECOND / (fps > 0 ? fps : 30);
     GST_BUFFER_OFFSET (buf) = i;
     GST_BUFFER_OFFSET_END (buf) = i + 1;
+    if (add_metas)
+      cudaipc_test_add_metas (buf, i);
     if (gst_app_src_push_buffer (GST_APP_SRC (src), buf) != GST_FLOW_OK)
       break;
     /* the ring exists once the first frame is rendered; sample before any
@@ -590,15 +603,20 @@ run_consumer (const gchar * socket_path)
   GQueue held = G_QUEUE_INIT;
   GstCaps *last_caps = NULL;
   guint n = 0, bad = 0, recheck_bad = 0, n_caps = 0;
+  guint metas_ok = 0, metas_bad = 0;
   guint64 first = G_MAXUINT64, last = 0;
   gint64 t0 = 0, t1 = 0;
   gboolean ok = TRUE;
   GstStructure *stats = NULL;
   const gchar *output;
   gboolean peer = FALSE;
-  guint64 discarded = 0, driver_calls = 0;
+  guint64 discarded = 0, driver_calls = 0, metas_received = 0;
+  guint64 metas_refused = 0;
   gchar *desc;
 
+  /* a custom meta is rebuilt only where its API is registered */
+  if (expect_metas)
+    cudaipc_test_register_metas ();
   desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s "
       "appsink name=sink sync=false", socket_path,
       download ? "cudadownload ! video/x-raw !" : "");
@@ -640,6 +658,18 @@ run_consumer (const gchar * socket_path)
     }
     if (!frame_ok (sample, TRUE))
       bad++;
+    if (expect_metas) {
+      const gchar *wrong = cudaipc_test_check_metas (buf,
+          GST_BUFFER_OFFSET (buf), expect_metas);
+
+      if (wrong == NULL) {
+        metas_ok++;
+      } else {
+        if (metas_bad++ == 0)
+          g_printerr ("frame %" G_GUINT64_FORMAT ": metas: %s\n",
+              GST_BUFFER_OFFSET (buf), wrong);
+      }
+    }
     g_queue_push_tail (&held, sample);
     while (g_queue_get_length (&held) > (guint) hold) {
       GstSample *old = g_queue_pop_head (&held);
@@ -666,10 +696,14 @@ run_consumer (const gchar * socket_path)
   output = gst_structure_get_string (stats, "output");
   gst_structure_get_uint64 (stats, "frames-discarded", &discarded);
   gst_structure_get_uint64 (stats, "driver-calls", &driver_calls);
+  gst_structure_get_uint64 (stats, "metas-received", &metas_received);
+  gst_structure_get_uint64 (stats, "metas-refused", &metas_refused);
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
       "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " connects=%d "
-      "fenced=%d driver_calls=%" G_GUINT64_FORMAT " checksum=%016"
+      "fenced=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
+      "metas_bad=%u metas_received=%" G_GUINT64_FORMAT " metas_refused=%"
+      G_GUINT64_FORMAT " checksum=%016"
       G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", n, bad,
       n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
@@ -678,7 +712,8 @@ run_consumer (const gchar * socket_path)
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
-      driver_calls, checksum, t1 - t0);
+      driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
+      checksum, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
@@ -686,7 +721,7 @@ run_consumer (const gchar * socket_path)
   gst_object_unref (src);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
-  return ok && bad == 0 && recheck_bad == 0 ? 0 : 1;
+  return ok && bad == 0 && recheck_bad == 0 && metas_bad == 0 ? 0 : 1;
 }
 
 

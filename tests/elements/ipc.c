@@ -143,6 +143,51 @@ GST_START_TEST (test_fence_ordering)
 
 GST_END_TEST;
 
+/* Every frame's metas arrive with it, field by field, as the sink's metas
+ * setting lets them through (tests/common/test-metas.h). */
+static void
+metas_case (const gchar * setting)
+{
+  Node *c, *p;
+  gchar *props = g_strdup_printf ("backend=" BACKEND " metas=%s", setting);
+
+  c = spawn_node ("consumer", "--expect-metas", setting, NULL);
+  p = spawn_node ("producer", "--frames", "60", "--clients", "1", "--metas",
+      "--sink", props, NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (c, "frames"), 60);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "metas_ok"), 60);
+  fail_unless_equals_uint64 (field (c, "metas_bad"), 0);
+  node_free (p);
+  node_free (c);
+  g_free (props);
+}
+
+GST_START_TEST (test_metas_all)
+{
+  metas_case ("all");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_metas_none)
+{
+  metas_case ("none");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_metas_listed)
+{
+  metas_case ("GstVideoCropMetaAPI,GstReferenceTimestampMetaAPI");
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_holding_consumer)
 {
   Node *holder, *other, *p;
@@ -276,6 +321,9 @@ ipc_suite (void)
   tcase_add_test (tc, test_caps_change);
   tcase_add_test (tc, test_three_consumers_wait);
   tcase_add_test (tc, test_fence_ordering);
+  tcase_add_test (tc, test_metas_all);
+  tcase_add_test (tc, test_metas_none);
+  tcase_add_test (tc, test_metas_listed);
   tcase_add_test (tc, test_holding_consumer);
   tcase_add_test (tc, test_on_full_drop);
 #ifdef CUDAIPC_TEST_GPU

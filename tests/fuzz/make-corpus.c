@@ -12,6 +12,10 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include "metas.h"
 #include "protocol.h"
 
 static void
@@ -134,10 +138,81 @@ protocol_seeds (const gchar * dir)
     g_string_free (deep, TRUE);
   }
 
+  {
+    /* a FRAME carrying a crop (metas.c's entry layout) */
+    static const guint8 crop[24] = { 3, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0,
+      0, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0
+    };
+
+    cudaipc_msg_init (&m, CUDAIPC_MSG_FRAME);
+    m.u.frame.generation = 3;
+    m.u.frame.slot = 1;
+    m.u.frame.seq = 77;
+    m.u.frame.caps_id = 9;
+    m.u.frame.size = 4096;
+    m.u.frame.n_planes = 1;
+    m.u.frame.planes[0].stride = 64;
+    m.u.frame.meta = crop;
+    m.u.frame.meta_len = sizeof (crop);
+    seed_msg (dir, "frame-metas", &m);
+  }
+
   cudaipc_msg_init (&m, CUDAIPC_MSG_BYE);
   m.u.bye.reason = CUDAIPC_BYE_LOCAL;
   m.u.bye.text = "this consumer could not import slot 0";
   seed_msg (dir, "bye-local", &m);
+}
+
+static void
+write_blob (const gchar * dir, const gchar * name, GstBuffer * buf)
+{
+  CudaIpcMetaCounts counts = { 0, };
+  GByteArray *blob = g_byte_array_new ();
+  gchar *path = g_build_filename (dir, name, NULL);
+
+  cudaipc_metas_encode (buf, NULL, blob, &counts);
+  if (!g_file_set_contents (path, (const gchar *) blob->data, blob->len,
+          NULL))
+    g_error ("cannot write %s", path);
+  g_byte_array_unref (blob);
+  g_free (path);
+  gst_buffer_unref (buf);
+}
+
+/* One valid blob of each kind this build encodes, and a frame of 50
+ * regions of interest. */
+static void
+metas_seeds (const gchar * dir)
+{
+  GstBuffer *buf = gst_buffer_new ();
+  GstVideoRegionOfInterestMeta *roi;
+  GstVideoCropMeta *crop;
+  GstCaps *ref = gst_caps_from_string ("timestamp/x-ntp, port=(int)123");
+  GDateTime *jam = g_date_time_new_utc (2026, 12, 1, 0, 0, 0);
+
+  roi = gst_buffer_add_video_region_of_interest_meta (buf, "face", 1, 2, 3,
+      4);
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE, 0.5,
+          NULL));
+  write_blob (dir, "roi", buf);
+
+  buf = gst_buffer_new ();
+  gst_buffer_add_video_time_code_meta_full (buf, 30000, 1001, jam,
+      GST_VIDEO_TIME_CODE_FLAGS_DROP_FRAME, 1, 2, 3, 4, 0);
+  crop = gst_buffer_add_video_crop_meta (buf);
+  crop->width = 10;
+  crop->height = 10;
+  gst_buffer_add_reference_timestamp_meta (buf, ref, 1, 2);
+  write_blob (dir, "timecode-crop-reference", buf);
+
+  buf = gst_buffer_new ();
+  for (guint i = 0; i < 50; i++)
+    gst_buffer_add_video_region_of_interest_meta (buf, "car", i, i, 8, 8);
+  write_blob (dir, "fifty-regions", buf);
+
+  gst_caps_unref (ref);
+  g_date_time_unref (jam);
 }
 
 static void
@@ -172,7 +247,7 @@ descriptor_seed (const gchar * dir, const gchar * name, guint n,
 int
 main (int argc, char **argv)
 {
-  gchar *pdir, *ddir;
+  gchar *pdir, *ddir, *mdir;
   const guint8 kinds[3] = { 0, 0, 0 }, bad_kinds[3] = { 1, 2, 3 };
   const guint32 pages[3] = { 2, 2, 1 };
   const guint64 sizes[3] = { 8192, 8192, 4096 };
@@ -182,13 +257,18 @@ main (int argc, char **argv)
   pdir = g_build_filename (argv[1], "protocol", NULL);
   ddir = g_build_filename (argv[1], "descriptor", NULL);
   g_mkdir_with_parents (pdir, 0755);
+  mdir = g_build_filename (argv[1], "metas", NULL);
   g_mkdir_with_parents (ddir, 0755);
+  g_mkdir_with_parents (mdir, 0755);
+  gst_init (NULL, NULL);
   protocol_seeds (pdir);
+  metas_seeds (mdir);
   descriptor_seed (ddir, "three-sealed", 3, kinds, pages, sizes, 20000);
   descriptor_seed (ddir, "one-sealed", 1, kinds, pages, sizes, 8192);
   descriptor_seed (ddir, "wrong-kinds", 3, bad_kinds, pages, sizes, 20000);
   descriptor_seed (ddir, "size-too-big", 1, kinds, pages, sizes, 8193);
   g_free (pdir);
   g_free (ddir);
+  g_free (mdir);
   return 0;
 }

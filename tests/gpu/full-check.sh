@@ -13,7 +13,9 @@
 #      count and an estimate first,
 #   4. the GPU ordering rows: 4K, one consumer, ordering=auto (the fence
 #      page), events and host, flat out and paced, in one invocation,
-#   5. the soak test on the cuda backend with $SOAK_FRAMES frames (default
+#   5. the frame metadata rows: the same 4K row with 0 and 50 regions of
+#      interest per frame, flat out and paced,
+#   6. the soak test on the cuda backend with $SOAK_FRAMES frames (default
 #      200000): fds, host memory and the device's free memory must end
 #      where they started.
 # Each step has its own time limit (timeout) and the run goes on after a
@@ -163,6 +165,13 @@ step bench-ordering 180 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
   --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
   --resolutions 4k --consumers 1 --orderings auto,events,host
+# frame metadata: the same row with 50 regions of interest per frame and
+# without, flat out and paced, in one run
+step bench-metas 120 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/^cudaipc-bench: //'" \
+  env BENCH_TIMEOUT=110 tests/bench/run-bench.sh "$out/bench-metas.json" \
+  --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --resolutions 4k --consumers 1 --rois 0,50
 step soak 1200 "grep -v '^ *$' \"\$log\" | tail -n 1" \
   env FRAMES="$soak_frames" tests/soak/soak.sh "$BUILD_DIR/tests/ipc-node" cuda
 

@@ -199,6 +199,9 @@ assert_msg_equal (const CudaIpcMsg * a, const CudaIpcMsg * b)
           b->u.frame.publish_time);
       fail_unless_equals_uint64 (a->u.frame.clock_time, b->u.frame.clock_time);
       fail_unless_equals_int (a->u.frame.n_planes, b->u.frame.n_planes);
+      fail_unless_equals_int (a->u.frame.meta_len, b->u.frame.meta_len);
+      fail_unless (a->u.frame.meta_len == 0 ||
+          memcmp (a->u.frame.meta, b->u.frame.meta, a->u.frame.meta_len) == 0);
       for (guint i = 0; i < a->u.frame.n_planes; i++) {
         fail_unless_equals_uint64 (a->u.frame.planes[i].offset,
             b->u.frame.planes[i].offset);
@@ -375,10 +378,26 @@ GST_START_TEST (test_round_trip_variants)
   /* FRAME with no planes */
   fill_sample (&msg, CUDAIPC_MSG_FRAME);
   msg.u.frame.n_planes = 0;
-  fail_unless_equals_int (build_ok (&msg, 1), 16 + 92);
+  fail_unless_equals_int (build_ok (&msg, 1), 16 + 92 + 4);
   round_trip (&msg);
   msg.u.frame.n_planes = 4;
-  fail_unless_equals_int (build_ok (&msg, 1), 16 + 92 + 4 * 12);
+  fail_unless_equals_int (build_ok (&msg, 1), 16 + 92 + 4 * 12 + 4);
+
+  /* FRAME with metadata, up to the limit */
+  {
+    guint8 *meta = g_malloc (CUDAIPC_MAX_META_BYTES);
+
+    for (guint i = 0; i < CUDAIPC_MAX_META_BYTES; i++)
+      meta[i] = (guint8) (i * 7);
+    fill_sample (&msg, CUDAIPC_MSG_FRAME);
+    msg.u.frame.meta = meta;
+    msg.u.frame.meta_len = 100;
+    fail_unless_equals_int (build_ok (&msg, 1), 16 + 92 + 4 * 12 + 4 + 100);
+    round_trip (&msg);
+    msg.u.frame.meta_len = CUDAIPC_MAX_META_BYTES;
+    round_trip (&msg);
+    g_free (meta);
+  }
 
   /* empty strings, and NULL sent as "" */
   fill_sample (&msg, CUDAIPC_MSG_EVENT);
@@ -1053,6 +1072,18 @@ GST_START_TEST (test_frame_bounds)
   msg.u.frame.planes[3].offset = CUDAIPC_MAX_SLOT_SIZE;
   len = build_ok (&msg, 1);
   expect_parse_error (len, 0, -EBADMSG);
+
+  /* metadata: more than the limit, or more than there is */
+  fill_sample (&msg, CUDAIPC_MSG_FRAME);
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT32_LE (buf + len - 4, CUDAIPC_MAX_META_BYTES + 1);
+  expect_parse_error (len, 0, -EMSGSIZE);
+  GST_WRITE_UINT32_LE (buf + len - 4, 8);
+  expect_parse_error (len, 0, -EBADMSG);
+  msg.u.frame.meta_len = CUDAIPC_MAX_META_BYTES + 1;
+  msg.u.frame.meta = (const guint8 *) "";
+  fail_unless_equals_int (cudaipc_msg_build (&msg, 1, buf, sizeof (buf)),
+      -EMSGSIZE);
 
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }

@@ -1990,23 +1990,25 @@ count_sync (const gchar * why, gpointer user_data, GError ** error)
 /* Publishes a frame of @fill into a slot, with publish_fenced() and the
  * fence word signalled as a copier does. */
 static CudaIpcFrameMsg
-produce_fenced (CudaIpcServer * s, guint8 fill)
+produce_fenced_size (CudaIpcServer * s, guint64 size, guint8 fill)
 {
-  CudaIpcFencePage *fence = cudaipc_server_get_fence_page (s);
+  CudaIpcFencePage *fence;
   CudaIpcFrameMsg f = { 0 };
   CudaIpcBlock *block = NULL;
   GError *err = NULL;
   guint slot = 0, n = 0, calls = 0;
   guint64 seq;
 
-  fail_unless_equals_int (cudaipc_server_acquire (s, page,
+  fail_unless_equals_int (cudaipc_server_acquire (s, size,
           g_get_monotonic_time () + WAIT_MS * 1000, &slot, &block, &err),
       CUDAIPC_SERVER_OK);
-  memset ((void *) cudaipc_block_get_ptr (block), fill, page);
+  memset ((void *) cudaipc_block_get_ptr (block), fill, size);
+  /* after acquire(), which may have made a new ring and with it a page */
+  fence = cudaipc_server_get_fence_page (s);
   seq = cudaipc_server_get_next_seq (s);
   fail_unless (cudaipc_fence_page_signal (fence, slot, seq, NULL, &calls,
           &err));
-  f.size = page;
+  f.size = size;
   f.n_planes = 1;
   f.planes[0].stride = 64;
   fail_unless (cudaipc_server_publish_fenced (s, slot, &f, count_sync, NULL,
@@ -2014,6 +2016,8 @@ produce_fenced (CudaIpcServer * s, guint8 fill)
   fail_unless_equals_uint64 (f.seq, seq);
   return f;
 }
+
+#define produce_fenced(s, fill) produce_fenced_size ((s), page, (fill))
 
 /* ordering=fence on the host backend: the fence page is offered in HELLO,
  * its fd travels with RING to the consumers that asked for it, each
@@ -2062,6 +2066,36 @@ GST_START_TEST (test_fence_page_ordering)
   expect_frame (a, &got);
   fail_unless (cudaipc_fence_page_wait (fence_a, got.slot, got.seq, 0, &err),
       "%s", err ? err->message : "?");
+
+  /* a new ring has a page of its own: a consumer still working through
+   * the old ring's frames reads their words, never the new ring's */
+  send_release (a, got.generation, got.slot, got.seq);
+  wait_released (s, "reads-fence", 2);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  for (guint i = 0; i < 2; i++) {
+    CudaIpcFrameMsg g = produce_fenced_size (s, 3 * page, 3 + i);
+
+    fail_unless_equals_int (g.generation, 2);
+  }
+  {
+    CudaIpcMsg msg;
+    CudaIpcFencePage *fence_new = NULL;
+    CudaIpcFrameMsg g;
+
+    recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
+    cudaipc_msg_clear (&msg);
+    expect_ring_fence (a, 2, &fence_new);
+    fail_unless (fence_new != NULL);
+    /* both of the new ring's slots written: the old page is as it was */
+    fail_unless_equals_uint64 (cudaipc_fence_page_peek (fence_a, got.slot),
+        got.seq);
+    for (guint i = 0; i < 2; i++) {
+      expect_frame (a, &g);
+      fail_unless (cudaipc_fence_page_wait (fence_new, g.slot, g.seq, 0,
+              &err), "%s", err ? err->message : "?");
+    }
+    cudaipc_fence_page_free (fence_new);
+  }
 
   cudaipc_fence_page_free (fence_a);
   cudaipc_conn_free (a);
