@@ -40,6 +40,7 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
   char name[256] = { 0 };
   int count = 0, vmm = 0, posix = 0;
   size_t gran = 0;
+  CUresult res;
 
   if (!cudaipc_cuda_load (error))
     return FALSE;
@@ -91,8 +92,21 @@ cuda_open (CudaIpcDevice * dev, GError ** error)
   }
   dev->granularity = gran;
 
-  if (!cudaipc_cuda_check (CU->DevicePrimaryCtxRetain (&dev->context,
-              dev->cu_device), "cuDevicePrimaryCtxRetain", error))
+  res = CU->DevicePrimaryCtxRetain (&dev->context, dev->cu_device);
+  if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+    g_autofree gchar *text = cudaipc_cuda_error (res);
+
+    /* what an analytics box meets first: each process holds a context of
+     * its own (about 500 MiB), and the GPU takes about a hundred */
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
+        "The GPU (device %d) has no room for another CUDA context "
+        "(cuDevicePrimaryCtxRetain: %s): each process holds one, of about "
+        "500 MiB, and a GPU takes about a hundred; run fewer processes and "
+        "read more streams in each", dev->ordinal, text);
+    dev->context = NULL;
+    return FALSE;
+  }
+  if (!cudaipc_cuda_check (res, "cuDevicePrimaryCtxRetain", error))
     return FALSE;
   return TRUE;
 }

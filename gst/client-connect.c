@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client-private.h"
+#include "cuda-loader.h"
 #include "error.h"
 
 #define GST_CAT_DEFAULT cudaipc_client_debug
@@ -168,7 +169,17 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
     return FALSE;
   }
 
-  dev = cudaipc_device_new (msg->u.hello.backend, device_id, &err);
+  if (msg->u.hello.backend == CUDAIPC_BACKEND_CUDA && client->ready_dev &&
+      client->ready_id == device_id) {
+    dev = cudaipc_device_ref (client->ready_dev);
+  } else {
+    dev = cudaipc_device_new (msg->u.hello.backend, device_id, &err);
+  }
+  if (msg->u.hello.backend == CUDAIPC_BACKEND_HOST) {
+    /* no context is held for a producer that needs none */
+    client->host_producer = TRUE;
+    g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
+  }
   if (dev == NULL) {
     g_autofree gchar *text = g_strdup_printf ("this consumer cannot open "
         "the %s backend on device %d: %s",
@@ -244,6 +255,32 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
   return TRUE;
 }
 
+/* A CUDA device (and its context) before connecting, where a driver and
+ * the device are there, unless the producer was found to use the host
+ * backend: getting a context can take seconds when many processes start
+ * at once, and the producer's handshake deadline would run meanwhile. A
+ * failure here is only logged: the handshake opens the device again, and
+ * reports the error, if the producer turns out to need it. */
+static void
+prepare_device (CudaIpcClient * client, gint device_id)
+{
+  g_autoptr (GError) err = NULL;
+
+  if (client->host_producer)
+    return;
+  if (client->ready_dev && client->ready_id == device_id)
+    return;
+  g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
+  if (!cudaipc_cuda_load (NULL))
+    return;
+  client->ready_dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, device_id,
+      &err);
+  client->ready_id = device_id;
+  if (client->ready_dev == NULL)
+    GST_INFO ("no CUDA device %d made before connecting: %s", device_id,
+        err->message);
+}
+
 CudaIpcClientStatus
 cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
     const gchar * name, gint device_id, guint timeout_ms, GError ** error)
@@ -269,6 +306,7 @@ cudaipc_client_connect (CudaIpcClient * client, const gchar * path,
   if (strlen (our_name) >= CUDAIPC_MAX_NAME)
     our_name[CUDAIPC_MAX_NAME - 1] = '\0';
 
+  prepare_device (client, device_id);
   deadline = deadline_after_ms (timeout_ms);
   for (;;) {
     gint last_error = 0;

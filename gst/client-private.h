@@ -70,6 +70,13 @@ struct _CudaIpcClient
   gchar *path;                  /* of the current connection */
   CudaIpcConn *conn;            /* the session's, freed under its lock */
   CudaIpcDevice *dev;
+  /* the CUDA device made before connecting (its context takes long under
+   * contention, and the producer's handshake deadline runs meanwhile),
+   * for device @ready_id; NULL where there is no CUDA, or after a producer
+   * with the host backend (then none is made again) */
+  CudaIpcDevice *ready_dev;
+  gint ready_id;
+  gboolean host_producer;
   CudaIpcBackend backend;
   gboolean discont;
   gboolean have_ring;

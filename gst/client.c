@@ -98,7 +98,16 @@ cudaipc_client_free (CudaIpcClient * client)
   g_cond_clear (&client->reader_cond);
   g_free (client->producer_name);
   g_free (client->path);
+  g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
   g_free (client);
+}
+
+void
+cudaipc_client_release_device (CudaIpcClient * client)
+{
+  g_return_if_fail (client != NULL);
+  g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
+  client->host_producer = FALSE;
 }
 
 void

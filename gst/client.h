@@ -189,6 +189,12 @@ CudaIpcClientStatus cudaipc_client_receive (CudaIpcClient * client,
     CudaIpcClientItem * item, GError ** error);
 void cudaipc_client_item_clear (CudaIpcClientItem * item);
 
+/* connect() makes the CUDA device (its context) before it connects, where
+ * there is CUDA and no producer of this client used the host backend,
+ * and keeps it for the next connections: this lets it go (an element's
+ * stop()), and the next connect() makes one again. */
+void cudaipc_client_release_device (CudaIpcClient * client);
+
 /* Closes the connection, after BYE (@reason, @text) unless @text is NULL,
  * and forgets the ring, the caps and the device. No-op when closed. */
 void cudaipc_client_disconnect (CudaIpcClient * client,

@@ -785,9 +785,11 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
   g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
   set_cuda_ctx (self, NULL);
-  if (self->client != NULL)
+  if (self->client != NULL) {
     cudaipc_client_disconnect (self->client, CUDAIPC_BYE_NORMAL,
         "the consumer stopped");
+    cudaipc_client_release_device (self->client);
+  }
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   GST_OBJECT_LOCK (self);
