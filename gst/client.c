@@ -552,10 +552,11 @@ discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
   return TRUE;
 }
 
-/* With the reader lock and in_receive set: the next item, queued or read. */
+/* With the reader lock and in_receive set: the next item, queued or read,
+ * by @deadline (monotonic us; 0: none), else TIMEOUT. */
 static CudaIpcClientStatus
 receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
-    GError ** error)
+    gint64 deadline, GError ** error)
 {
   CudaIpcClientStatus st = CUDAIPC_CLIENT_ERROR;
 
@@ -587,7 +588,7 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
     }
     g_mutex_unlock (&client->reader_lock);
 
-    st = cudaipc_client_read_one (client, 0, item, error);
+    st = cudaipc_client_read_one (client, deadline, item, error);
     if (st == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
         cudaipc_client_held (client) > held_limit (client)) {
       /* downstream holds max-held frames already: this one goes back */
@@ -599,6 +600,10 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
     give_right_locked (client);
     if (st != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
       break;
+    if (deadline > 0 && g_get_monotonic_time () >= deadline) {
+      st = CUDAIPC_CLIENT_TIMEOUT;
+      break;
+    }
   }
   return st;
 }
@@ -606,6 +611,13 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
 CudaIpcClientStatus
 cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
     GError ** error)
+{
+  return cudaipc_client_receive_until (client, item, 0, error);
+}
+
+CudaIpcClientStatus
+cudaipc_client_receive_until (CudaIpcClient * client,
+    CudaIpcClientItem * item, gint64 deadline, GError ** error)
 {
   CudaIpcClientStatus st;
 
@@ -616,7 +628,7 @@ cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
   /* a late frame the producer dropped this consumer behind is not pushed:
    * the next item goes instead */
   do {
-    st = receive_locked (client, item, error);
+    st = receive_locked (client, item, deadline, error);
   } while (st == CUDAIPC_CLIENT_OK && is_late (item) &&
       discard_late_locked (client, item));
   client->in_receive = FALSE;

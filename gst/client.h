@@ -90,6 +90,8 @@ typedef enum
                                  * item's bye fields say how */
   CUDAIPC_CLIENT_CANCELLED,     /* cudaipc_client_cancel() */
   CUDAIPC_CLIENT_ERROR,         /* error set; the connection is closed */
+  CUDAIPC_CLIENT_TIMEOUT,       /* receive_until(): nothing by the deadline;
+                                 * the connection stays */
 } CudaIpcClientStatus;
 
 typedef enum
@@ -187,6 +189,10 @@ CudaIpcBackend cudaipc_client_get_backend (CudaIpcClient * client);
  * CLOSED and ERROR the connection is already closed. */
 CudaIpcClientStatus cudaipc_client_receive (CudaIpcClient * client,
     CudaIpcClientItem * item, GError ** error);
+/* receive() that gives up at @deadline (monotonic microseconds; 0: never)
+ * with TIMEOUT, the connection kept. */
+CudaIpcClientStatus cudaipc_client_receive_until (CudaIpcClient * client,
+    CudaIpcClientItem * item, gint64 deadline, GError ** error);
 void cudaipc_client_item_clear (CudaIpcClientItem * item);
 
 /* connect() makes the CUDA device (its context) before it connects, where

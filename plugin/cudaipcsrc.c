@@ -677,6 +677,9 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       case CUDAIPC_CLIENT_CANCELLED:
         ret = GST_FLOW_FLUSHING;
         break;
+      case CUDAIPC_CLIENT_TIMEOUT:
+        /* receive() has no deadline */
+        break;
       case CUDAIPC_CLIENT_ERROR:
         /* the connection is closed; BYE told the producer why */
         if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL))

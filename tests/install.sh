@@ -3,8 +3,9 @@
 #
 # elements suite: `meson install` follows GStreamer's plugin projects. The
 # build is installed into a staging folder (DESTDIR); the plugin must land
-# in <prefix>/<libdir>/gstreamer-1.0 and nowhere else, and gst-inspect-1.0
-# must find both element names there.
+# in <prefix>/<libdir>/gstreamer-1.0, and gst-inspect-1.0 must find both
+# element names there; beside it only libcudaipc-1.0 (library, header,
+# pkg-config file) and the Python package, all under the prefix.
 #
 #   install.sh BUILD_ROOT PREFIX LIBDIR
 set -euo pipefail
@@ -20,8 +21,16 @@ case $libdir in /*) dir=$libdir ;; *) dir=$prefix/$libdir ;; esac
 want="$stage$dir/gstreamer-1.0/libgstcudaipc.so"
 echo "installed: $(cd "$stage" && find . -type f | sort | tr '\n' ' ')"
 [ -f "$want" ] || { echo "FAIL: no $want"; exit 1; }
-n=$(find "$stage" -type f | wc -l)
-[ "$n" = 1 ] || { echo "FAIL: $n files installed, expected the plugin alone"; exit 1; }
+for f in "$dir/libcudaipc-1.0.so.0.1.0" "$prefix/include/cudaipc-1.0/cudaipc.h" \
+    "$dir/pkgconfig/cudaipc-1.0.pc"; do
+  [ -f "$stage$f" ] || { echo "FAIL: no $f"; exit 1; }
+done
+# everything under the prefix, and nothing but these
+outside=$(cd "$stage" && find . -type f | sed 's|^\.||' | grep -v "^$prefix/" || true)
+[ -z "$outside" ] || { echo "FAIL: installed outside $prefix: $outside"; exit 1; }
+others=$(cd "$stage" && find . -type f | sed 's|^\.||' |
+  grep -Ev '/gstreamer-1.0/libgstcudaipc.so$|/libcudaipc-1.0.so.0.1.0$|/cudaipc-1.0/cudaipc.h$|/pkgconfig/cudaipc-1.0.pc$|/cudaipc/[_a-z]+\.py$' || true)
+[ -z "$others" ] || { echo "FAIL: unexpected files installed: $others"; exit 1; }
 
 export GST_PLUGIN_PATH_1_0="$stage$dir/gstreamer-1.0"
 export GST_REGISTRY_1_0="$stage/registry.bin"

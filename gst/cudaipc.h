@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcudaipc: video frames shared between processes in GPU memory (or
+ * shared host memory), for programs that run no GStreamer pipeline of
+ * their own. The consumer reads the frames a cuipcsink publishes, the
+ * producer publishes frames that cuipcsrc pipelines (or other consumers)
+ * read. It is the same library the elements are made of: the same
+ * socket, protocol, checks, credentials and time-outs (docs/api.md).
+ *
+ * Consumer
+ *
+ *   cudaipc_consumer *c = cudaipc_consumer_new ("/tmp/cam0.sock", NULL);
+ *   cudaipc_frame *f;
+ *   while (cudaipc_consumer_next (c, 1000, &f) == CUDAIPC_STATUS_OK) {
+ *     cudaipc_frame_info info;
+ *     cudaipc_frame_get_info (f, &info);
+ *     ... read info.data: a device pointer (backend cuda) or a host
+ *     pointer (backend host), planes at info.plane_offset[] ...
+ *     cudaipc_frame_release (f);
+ *   }
+ *   fprintf (stderr, "%s\n", cudaipc_consumer_error (c));
+ *   cudaipc_consumer_free (c);
+ *
+ * next() connects on its first call (for connect_timeout_ms, as
+ * cuipcsrc's connect-timeout), and again after a producer that went away
+ * when reconnect is set (reconnect_timeout_ms, 0: as long as next() may
+ * wait). A frame is complete when next() returns it: the consumer waited
+ * for the producer's copy (the fence page) before. It is the producer's
+ * slot itself, mapped read-only; it stays as it is until released, and
+ * the producer does not write the slot again until every consumer that
+ * got the frame released it, so hold frames briefly: at most max_held at
+ * once (next() says CUDAIPC_STATUS_TOO_MANY_HELD past that).
+ *
+ * Producer
+ *
+ *   cudaipc_producer *p = cudaipc_producer_new ("/tmp/out.sock",
+ *       "video/x-raw, format=NV12, width=1920, height=1080,"
+ *       " framerate=30/1", NULL);
+ *   cudaipc_producer_publish (p, ptr, size, on_device, pts, 1000);
+ *
+ * publish() copies @size bytes, laid out as GStreamer lays out the caps'
+ * format (GstVideoInfo's default strides and offsets), into a free slot
+ * and announces it; the copy has landed when it returns.
+ *
+ * Errors: each call returns a cudaipc_status; cudaipc_consumer_error()
+ * and cudaipc_producer_error() give the text of the last failure, in the
+ * elements' words ("No producer on PATH after N ms", "The producer on PATH
+ * refused this consumer: ...", "Lost the producer on PATH: ..."). Texts are
+ * valid until the next call on the object.
+ *
+ * Threads: an object is used by one thread at a time, but
+ * cudaipc_consumer_cancel(), which any thread (a signal handler's thread,
+ * say) may call to make a waiting next() return CUDAIPC_STATUS_CANCELLED.
+ * Frames may be released from any thread, before or after their consumer
+ * is freed.
+ *
+ * Never fork() after CUDA is initialised in a process (the cuda backend):
+ * spawn and exec a helper instead.
+ */
+#ifndef CUDAIPC_H
+#define CUDAIPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CUDAIPC_COMPILATION)
+#define CUDAIPC_API __attribute__ ((visibility ("default")))
+#else
+#define CUDAIPC_API
+#endif
+
+/* The library's interface version: grows when something is added. */
+#define CUDAIPC_API_VERSION 1
+
+typedef enum
+{
+  CUDAIPC_STATUS_OK = 0,
+  CUDAIPC_STATUS_TIMEOUT = 1,   /* nothing within the time-out */
+  CUDAIPC_STATUS_EOS = 2,       /* the producer ended its stream */
+  CUDAIPC_STATUS_NO_PRODUCER = 3,       /* nobody listens on the socket */
+  CUDAIPC_STATUS_REFUSED = 4,   /* the producer refused this consumer */
+  CUDAIPC_STATUS_PRODUCER_LOST = 5,     /* it went away, reconnect unset */
+  CUDAIPC_STATUS_TOO_MANY_HELD = 6,     /* max_held frames are held */
+  CUDAIPC_STATUS_CANCELLED = 7, /* cudaipc_consumer_cancel() */
+  CUDAIPC_STATUS_INVALID = 8,   /* a bad argument or setting */
+  CUDAIPC_STATUS_FAILED = 9,    /* anything else: see the error text */
+} cudaipc_status;
+
+typedef enum
+{
+  CUDAIPC_BACKEND_TYPE_HOST = 0,        /* shared host memory (memfd) */
+  CUDAIPC_BACKEND_TYPE_CUDA = 1,        /* CUDA virtual memory */
+} cudaipc_backend_type;
+
+/* Consumer */
+
+typedef struct cudaipc_consumer cudaipc_consumer;
+typedef struct cudaipc_frame cudaipc_frame;
+
+typedef struct
+{
+  uint32_t struct_size;         /* sizeof (cudaipc_consumer_options) */
+  const char *name;             /* for the producer's messages; NULL:
+                                 * "cudaipc-<pid>" */
+  int32_t device_id;            /* the CUDA device to read on (0) */
+  uint32_t connect_timeout_ms;  /* waiting for a producer (5000; 0: ever) */
+  int32_t reconnect;            /* after a producer went away (1) */
+  uint32_t reconnect_timeout_ms;        /* (0: as long as next() waits) */
+  int32_t max_held;             /* frames held at once (2; 1..64) */
+  int32_t peer_access;          /* read another GPU's ring through peer
+                                 * access (1) */
+} cudaipc_consumer_options;
+
+/* The defaults, as above. */
+CUDAIPC_API void cudaipc_consumer_options_init (cudaipc_consumer_options *
+    options);
+
+/* A consumer of the producer on @socket_path (a path, or "@name" for an
+ * abstract socket); @options may be NULL. Connects on the first next().
+ * NULL only without memory or for a NULL path. */
+CUDAIPC_API cudaipc_consumer *cudaipc_consumer_new (const char *socket_path,
+    const cudaipc_consumer_options * options);
+/* The next frame, within @timeout_ms (0: wait as long as it takes),
+ * connecting first where needed. *@frame is set on CUDAIPC_STATUS_OK only;
+ * the caller releases it. */
+CUDAIPC_API cudaipc_status cudaipc_consumer_next (cudaipc_consumer * consumer,
+    uint32_t timeout_ms, cudaipc_frame ** frame);
+/* The text of the last failure, "" after a success. */
+CUDAIPC_API const char *cudaipc_consumer_error (cudaipc_consumer * consumer);
+/* Frames handed out and not released yet. */
+CUDAIPC_API uint32_t cudaipc_consumer_held (cudaipc_consumer * consumer);
+CUDAIPC_API void cudaipc_consumer_cancel (cudaipc_consumer * consumer);
+/* Says BYE to the producer; frames still held stay readable. */
+CUDAIPC_API void cudaipc_consumer_free (cudaipc_consumer * consumer);
+
+#define CUDAIPC_MAX_PLANES_INFO 4
+
+typedef struct
+{
+  uint32_t struct_size;         /* set by the caller: sizeof (this) */
+  uint32_t backend;             /* cudaipc_backend_type */
+  int32_t device_id;            /* the CUDA device of @data (cuda) */
+  uint32_t width, height;
+  char format[16];              /* GStreamer's name: "NV12", "RGBA", ... */
+  const char *caps;             /* the frame's caps, as a string */
+  uint32_t n_planes;
+  uint64_t plane_offset[CUDAIPC_MAX_PLANES_INFO];       /* from @data */
+  uint32_t plane_stride[CUDAIPC_MAX_PLANES_INFO];       /* bytes */
+  uint64_t size;                /* bytes of the frame */
+  uintptr_t data;               /* device pointer (cuda) or host pointer
+                                 * (host) of the frame's first byte */
+  uint64_t number;              /* the producer's frame number */
+  uint64_t offset;              /* the producer's buffer offset */
+  uint64_t pts;                 /* the producer's PTS, ns; UINT64_MAX: none */
+  uint64_t duration;            /* ns; UINT64_MAX: none */
+  uint64_t capture_time;        /* the PTS as CLOCK_MONOTONIC ns, or
+                                 * UINT64_MAX */
+  uint64_t publish_time;        /* when the producer published it,
+                                 * CLOCK_MONOTONIC ns */
+  uint32_t n_regions;           /* regions of interest it carries */
+} cudaipc_frame_info;
+
+typedef struct
+{
+  char type[64];                /* "face", "car", ... ("" for none) */
+  int32_t id, parent_id;
+  uint32_t x, y, w, h;
+  double confidence;            /* a "confidence" parameter, or -1 */
+} cudaipc_region;
+
+/* What @frame is; strings are valid until it is released. */
+CUDAIPC_API cudaipc_status cudaipc_frame_get_info (const cudaipc_frame * frame,
+    cudaipc_frame_info * info);
+/* Region of interest @index (< info.n_regions) of @frame. */
+CUDAIPC_API cudaipc_status cudaipc_frame_get_region (const cudaipc_frame *
+    frame, uint32_t index, cudaipc_region * region);
+/* Gives the slot back to the producer (any thread). NULL is fine. */
+CUDAIPC_API void cudaipc_frame_release (cudaipc_frame * frame);
+
+/* Producer */
+
+typedef struct cudaipc_producer cudaipc_producer;
+
+typedef struct
+{
+  uint32_t struct_size;         /* sizeof (cudaipc_producer_options) */
+  const char *name;             /* for the consumers' messages */
+  uint32_t backend;             /* cudaipc_backend_type (cuda) */
+  int32_t device_id;            /* (0) */
+  uint32_t ring_size;           /* slots (4; 2..64) */
+  int32_t wait_when_full;       /* wait for a free slot (1) or drop (0) */
+  uint32_t full_timeout_ms;     /* how long to wait (1000; 0: ever) */
+  uint32_t socket_mode;         /* the socket file's mode (0660) */
+} cudaipc_producer_options;
+
+CUDAIPC_API void cudaipc_producer_options_init (cudaipc_producer_options *
+    options);
+/* A producer listening on @socket_path, of frames of @caps (raw video,
+ * fixed: format, width, height, framerate); @options may be NULL. NULL on
+ * a failure, whose text cudaipc_producer_last_error() gives. */
+CUDAIPC_API cudaipc_producer *cudaipc_producer_new (const char *socket_path,
+    const char *caps, const cudaipc_producer_options * options);
+/* The text of why the last cudaipc_producer_new() of this thread failed. */
+CUDAIPC_API const char *cudaipc_producer_last_error (void);
+/* Copies @size bytes at @data (device memory of the producer's device
+ * where @on_device, else host memory) into a free slot and publishes it
+ * with @pts (ns, UINT64_MAX: none). @timeout_ms: 0 is the options' own.
+ * CUDAIPC_STATUS_TIMEOUT: the frame was dropped, the ring being full. */
+CUDAIPC_API cudaipc_status cudaipc_producer_publish (cudaipc_producer *
+    producer, uintptr_t data, uint64_t size, int on_device, uint64_t pts,
+    uint32_t timeout_ms);
+/* Consumers past their handshake. */
+CUDAIPC_API uint32_t cudaipc_producer_n_consumers (cudaipc_producer *
+    producer);
+/* Frames published and dropped since it started. */
+CUDAIPC_API void cudaipc_producer_counts (cudaipc_producer * producer,
+    uint64_t * published, uint64_t * dropped);
+/* Ends the stream: consumers get EOS. */
+CUDAIPC_API cudaipc_status cudaipc_producer_end (cudaipc_producer * producer);
+CUDAIPC_API const char *cudaipc_producer_error (cudaipc_producer * producer);
+CUDAIPC_API void cudaipc_producer_free (cudaipc_producer * producer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CUDAIPC_H */

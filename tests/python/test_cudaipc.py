@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The Python package over libcudaipc, host backend (the elements suite).
+
+Frames byte for byte as an ipc-node producer (cuipcsink) sent them; zero
+copy (an array's data lies in the producer's slot, mapped in this
+process); lifetime (an array outlives its frame's with block, a
+garbage-collected frame goes back, max_held is enforced); the errors; a
+Python producer read by an ipc-node consumer (cuipcsrc). With CUDA present
+(CUDAIPC_TEST_GPU=1, the gpu suite) the same on the cuda backend, with
+torch.from_dlpack and cupy.from_dlpack.
+"""
+
+import gc
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import cudaipc
+from cudaipc import _dlpack
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
+NODE = os.environ["CUDAIPC_IPC_NODE"]
+GPU = os.environ.get("CUDAIPC_TEST_GPU") == "1"
+BACKEND = "cuda" if GPU else "host"
+W, H = 64, 48
+SIZE = W * H * 3 // 2
+M64 = (1 << 64) - 1
+
+
+def pattern(key, size=SIZE):
+    """test-pattern.h's bytes for (@key, 0)."""
+    seed = (0x9E3779B97F4A7C15 * (key + 1)) & M64
+    out = bytearray(size)
+    i = 0
+    while i + 8 <= size:
+        struct.pack_into("<Q", out, i, seed ^ ((i * 0xBF58476D1CE4E5B9) & M64))
+        i += 8
+    while i < size:
+        out[i] = (seed >> (i % 8)) & 0xFF
+        i += 1
+    return bytes(out)
+
+
+def in_slot_mapping(addr):
+    """Whether @addr lies in a memfd slot mapped in this process."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= addr < hi and "cudaipc-slot" in line:
+                return True
+    return False
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cudaipc-py-")
+        self.sock = os.path.join(self.dir, "s.sock")
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        for name in os.listdir(self.dir):
+            os.unlink(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
+
+    def node(self, *args):
+        p = subprocess.Popen([NODE] + list(args), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        return p
+
+    def producer(self, frames=30, *extra, sink=""):
+        return self.node("producer", self.sock, "--frames", str(frames),
+                         "--width", str(W), "--height", str(H),
+                         "--clients", "1", *extra, "--sink",
+                         ("backend=%s " % BACKEND) + sink)
+
+    def finish(self, p, timeout=60):
+        out, err = p.communicate(timeout=timeout)
+        self.assertEqual(p.returncode, 0, out + err)
+        return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+
+
+class ConsumerTests(Case):
+    def test_frames_as_sent_and_zero_copy(self):
+        p = self.producer(30)
+        n = 0
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            for frame in cams:
+                with frame:
+                    self.assertEqual(frame.backend, BACKEND)
+                    self.assertEqual((frame.format, frame.width,
+                                      frame.height), ("NV12", W, H))
+                    self.assertEqual(frame.offset, n)
+                    self.assertEqual(frame.number, n + 1)
+                    self.assertIn("NV12", frame.caps)
+                    if not GPU:
+                        self.assertEqual(frame.tobytes(), pattern(n))
+                        self.assertTrue(in_slot_mapping(frame.data_ptr))
+                        if numpy is not None:
+                            a = numpy.asarray(frame)
+                            self.assertEqual(a.ctypes.data, frame.data_ptr)
+                            self.assertFalse(a.flags.writeable)
+                            y = numpy.asarray(frame.planes[0])
+                            uv = numpy.asarray(frame.planes[1])
+                            self.assertEqual(y.shape, (H, W))
+                            self.assertEqual(uv.shape, (H // 2, W // 2, 2))
+                            self.assertEqual(y.ctypes.data, frame.data_ptr)
+                            self.assertEqual(bytes(y.tobytes()),
+                                             pattern(n)[:W * H])
+                n += 1
+        self.assertEqual(n, 30)
+        self.finish(p)
+
+    @unittest.skipIf(numpy is None or GPU, "numpy, host backend")
+    def test_array_outlives_its_frame(self):
+        p = self.producer(5, "--fps", "30")
+        cams = cudaipc.Consumer(self.sock, timeout=20, max_held=2)
+        with cams.next_frame() as frame:
+            n = frame.offset
+            a = numpy.asarray(frame.planes[0])
+        # the frame is closed, the array still views its slot: held
+        self.assertEqual(cams.held, 1)
+        self.assertEqual(a.tobytes(), pattern(n)[:W * H])
+        with self.assertRaises(ValueError):
+            numpy.asarray(frame)
+        del frame
+        gc.collect()
+        self.assertEqual(cams.held, 1)
+        del a
+        gc.collect()
+        self.assertEqual(cams.held, 0)
+        cams.close()
+        self.finish(p)
+
+    def test_garbage_collected_frame_goes_back(self):
+        p = self.producer(5, "--fps", "30")
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            f = cams.next_frame()
+            self.assertEqual(cams.held, 1)
+            del f
+            gc.collect()
+            self.assertEqual(cams.held, 0)
+        self.finish(p)
+
+    def test_too_many_held(self):
+        p = self.producer(6, "--fps", "30", sink="ring-size=4")
+        with cudaipc.Consumer(self.sock, timeout=20, max_held=2) as cams:
+            a, b = cams.next_frame(), cams.next_frame()
+            with self.assertRaises(cudaipc.TooManyFramesHeld) as e:
+                cams.next_frame()
+            self.assertIn("max_held is 2", str(e.exception))
+            a.close()
+            c = cams.next_frame()
+            b.close()
+            c.close()
+        self.finish(p)
+
+    def test_no_producer(self):
+        with cudaipc.Consumer(self.sock, connect_timeout=0.3) as cams:
+            with self.assertRaises(cudaipc.NoProducer) as e:
+                cams.next_frame()
+        self.assertIn("No producer on " + self.sock, str(e.exception))
+
+    def test_timeout(self):
+        p = self.producer(2, "--fps", "1")
+        with cudaipc.Consumer(self.sock) as cams:
+            cams.next_frame(timeout=20).close()
+            with self.assertRaises(cudaipc.FrameTimeout) as e:
+                cams.next_frame(timeout=0.2)
+            self.assertIsInstance(e.exception, TimeoutError)
+            self.assertIn("No frame from the producer", str(e.exception))
+        self.finish(p)
+
+    def test_producer_lost(self):
+        p = self.producer(1000, "--die-after", "5")
+        with cudaipc.Consumer(self.sock, reconnect=False, timeout=20) as cams:
+            with self.assertRaises(cudaipc.ProducerLost) as e:
+                for frame in cams:
+                    frame.close()
+        self.assertIn("Lost the producer on " + self.sock, str(e.exception))
+        p.wait()
+
+    def test_regions_travel(self):
+        p = self.producer(3, "--metas")
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            for frame in cams:
+                with frame:
+                    regions = frame.regions
+                    self.assertEqual(len(regions), 2)
+                    face = regions[0]
+                    self.assertEqual((face.type, face.id, face.x, face.y,
+                                      face.w, face.h),
+                                     ("face", frame.offset, frame.offset,
+                                      2 * frame.offset, 16, 9))
+                    self.assertEqual(regions[1].parent_id, frame.offset)
+        self.finish(p)
+
+    @unittest.skipIf(GPU, "host backend")
+    def test_dlpack_keeps_frame(self):
+        p = self.producer(3)
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            frame = cams.next_frame()
+            self.assertEqual(frame.__dlpack_device__(), (1, 0))
+            cap = frame.planes[0].__dlpack__()
+            self.assertEqual(_dlpack.live_count(), 1)
+            frame.close()
+            del frame
+            gc.collect()
+            # the capsule still holds the frame
+            self.assertEqual(cams.held, 1)
+            if numpy is not None and hasattr(numpy, "from_dlpack"):
+                class Holder:
+                    def __init__(self, c):
+                        self.c = c
+
+                    def __dlpack__(self, stream=None):
+                        return self.c
+
+                    def __dlpack_device__(self):
+                        return (1, 0)
+                arr = numpy.from_dlpack(Holder(cap))
+                del cap
+                self.assertEqual(arr.shape, (H, W))
+                del arr
+            else:
+                del cap
+            gc.collect()
+            self.assertEqual(_dlpack.live_count(), 0)
+            self.assertEqual(cams.held, 0)
+        self.finish(p)
+
+
+@unittest.skipUnless(GPU, "the cuda backend (gpu suite)")
+class GpuTests(Case):
+    def frames(self, n, check):
+        p = self.producer(n)
+        got = 0
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            for frame in cams:
+                with frame:
+                    check(frame)
+                got += 1
+        self.assertEqual(got, n)
+        self.finish(p)
+
+    def test_torch_from_dlpack(self):
+        import torch
+
+        def check(frame):
+            y = torch.from_dlpack(frame.planes[0])
+            self.assertEqual(y.device.type, "cuda")
+            self.assertEqual(y.data_ptr(), frame.data_ptr)
+            self.assertEqual(tuple(y.shape), (H, W))
+            whole = torch.from_dlpack(frame)
+            self.assertEqual(whole.cpu().numpy().tobytes(),
+                             pattern(frame.offset))
+        self.frames(20, check)
+
+    def test_cupy_from_dlpack_and_interface(self):
+        import cupy
+
+        def check(frame):
+            uv = cupy.from_dlpack(frame.planes[1])
+            self.assertEqual(uv.shape, (H // 2, W // 2, 2))
+            self.assertEqual(uv.data.ptr, frame.data_ptr +
+                             frame.plane_offsets[1])
+            whole = cupy.asarray(frame)
+            self.assertEqual(whole.data.ptr, frame.data_ptr)
+            self.assertEqual(cupy.asnumpy(whole).tobytes(),
+                             pattern(frame.offset))
+        self.frames(20, check)
+
+
+class ProducerTests(Case):
+    def test_read_by_cuipcsrc(self):
+        c = self.node("consumer", self.sock)
+        with cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND) \
+                as out:
+            for _ in range(2000):
+                if out.consumers:
+                    break
+                import time
+                time.sleep(0.01)
+            self.assertEqual(out.consumers, 1)
+            for i in range(40):
+                buf = bytearray(pattern(i))
+                if GPU:
+                    import torch
+                    t = torch.frombuffer(buf, dtype=torch.uint8).cuda()
+                    self.assertTrue(out.publish(t, pts=i * 33333333))
+                elif numpy is not None and i % 2:
+                    arr = numpy.frombuffer(bytes(buf), dtype=numpy.uint8)
+                    self.assertTrue(out.publish(arr, pts=i * 33333333))
+                else:
+                    self.assertTrue(out.publish(buf, pts=i * 33333333))
+            with self.assertRaises(cudaipc.Error):
+                out.publish(bytearray(SIZE - 1))
+            out.end()
+            fields = self.finish(c)
+            self.assertEqual(out.counts, (40, 0))
+        self.assertEqual(fields["frames"], "40")
+        self.assertEqual(fields["bad"], "0")
+
+    def test_bad_caps(self):
+        with self.assertRaises(cudaipc.Error) as e:
+            cudaipc.Producer(self.sock, "NOT_A_FORMAT", 64, 48,
+                             backend="host")
+        self.assertIn("not fixed raw-video caps", str(e.exception))
+
+
+if __name__ == "__main__":
+    print("cudaipc from", os.path.dirname(cudaipc.__file__), "numpy",
+          numpy.__version__ if numpy else "absent", "python",
+          sys.version.split()[0])
+    unittest.main(verbosity=2)
