@@ -187,8 +187,13 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
 gboolean
 cudaipc_client_is_connected (CudaIpcClient * client)
 {
+  gboolean connected;
+
   g_return_val_if_fail (client != NULL, FALSE);
-  return client->conn != NULL;
+  g_mutex_lock (&client->reader_lock);
+  connected = client->conn != NULL || !g_queue_is_empty (&client->pending);
+  g_mutex_unlock (&client->reader_lock);
+  return connected;
 }
 
 CudaIpcBackend
@@ -579,6 +584,12 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
     }
     if (!take_right_locked (client, TRUE))
       continue;
+    if (!g_queue_is_empty (&client->pending)) {
+      /* the background reader queued more while we waited for the right:
+       * those go first, in order */
+      give_right_locked (client);
+      continue;
+    }
     if (client->conn == NULL) {
       give_right_locked (client);
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,

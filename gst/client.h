@@ -180,6 +180,10 @@ void cudaipc_client_uncancel (CudaIpcClient * client);
 CudaIpcClientStatus cudaipc_client_connect (CudaIpcClient * client,
     const gchar * path, const gchar * name, gint device_id, guint timeout_ms,
     GError ** error);
+/* Whether a connection is open, or what one delivered is still to be
+ * received (the background reader may have read the producer's last
+ * frames, its EOS and its close while the caller was busy): connect again
+ * only when this says FALSE. */
 gboolean cudaipc_client_is_connected (CudaIpcClient * client);
 /* The producer's backend, while connected. */
 CudaIpcBackend cudaipc_client_get_backend (CudaIpcClient * client);

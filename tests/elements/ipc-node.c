@@ -28,7 +28,7 @@
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
  *      warnings=W ok=O output=M peer=P discarded=D connects=N fenced=F
  *      driver_calls=K metas_ok=A metas_bad=B metas_received=E
- *      metas_refused=X elapsed_us=T", where M is
+ *      metas_refused=X disorder=O elapsed_us=T", where M is
  *     what the source's frames went out in (0 its imported slots, 1
  *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
  *     a producer on another GPU
@@ -36,7 +36,9 @@
  *     connections it made (connected and reconnected messages), F how many
  *     of them read the fence page, K the source's driver-calls, A and B
  *     the frames whose metas were as --expect-metas says, and not, and E
- *     and X the source's metas-received and metas-refused.
+ *     and X the source's metas-received and metas-refused, O the frames
+ *     whose offset was not above the one before. With --slow-ms N appsink
+ *     holds one frame and the consumer takes N ms over each.
  *
  *   ipc-node rogue SOCKET --mode MODE
  *     a consumer that breaks the protocol on purpose (see run_rogue()).
@@ -76,7 +78,7 @@
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
 static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
-static gint stall_after = -1, min_devices = 1;
+static gint stall_after = -1, min_devices = 1, slow_ms;
 static gchar *sink_props, *src_props;
 static gboolean upload, download, resources;
 /* producer: of the frames it wrote; consumer: of those it received, in
@@ -112,6 +114,9 @@ static GOptionEntry entries[] = {
       "run as this user (needs root)", "NAME"},
   {"fps", 0, 0, G_OPTION_ARG_INT, &fps, "pace the producer (sink syncs)",
       "N"},
+  {"slow-ms", 0, 0, G_OPTION_ARG_INT, &slow_ms,
+      "consumer: take N ms over each frame, with appsink holding one (the "
+        "source waits downstream meanwhile)", "N"},
   {"stall-after", 0, 0, G_OPTION_ARG_INT, &stall_after,
       "consumer: stop taking frames after N (a hung process)", "N"},
   {"metas", 0, 0, G_OPTION_ARG_NONE, &add_metas,
@@ -602,7 +607,7 @@ run_consumer (const gchar * socket_path)
   GstElement *pipeline, *src, *sink;
   GQueue held = G_QUEUE_INIT;
   GstCaps *last_caps = NULL;
-  guint n = 0, bad = 0, recheck_bad = 0, n_caps = 0;
+  guint n = 0, bad = 0, recheck_bad = 0, n_caps = 0, disorder = 0;
   guint metas_ok = 0, metas_bad = 0;
   guint64 first = G_MAXUINT64, last = 0;
   gint64 t0 = 0, t1 = 0;
@@ -630,6 +635,8 @@ run_consumer (const gchar * socket_path)
    * frames), unless --src says otherwise */
   g_object_set (src, "max-held", 0, NULL);
   set_props (src, src_props);
+  if (slow_ms > 0)
+    g_object_set (sink, "max-buffers", 1, NULL);
   watch_bus (pipeline);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
 
@@ -648,6 +655,8 @@ run_consumer (const gchar * socket_path)
       t0 = g_get_monotonic_time ();
     t1 = g_get_monotonic_time ();
     buf = gst_sample_get_buffer (sample);
+    if (n > 0 && GST_BUFFER_OFFSET (buf) <= last)
+      disorder++;
     n++;
     first = MIN (first, GST_BUFFER_OFFSET (buf));
     last = GST_BUFFER_OFFSET (buf);
@@ -680,6 +689,8 @@ run_consumer (const gchar * socket_path)
     if (max_frames > 0 && n >= (guint) max_frames)
       break;
     maybe_die ((gint) n);
+    if (slow_ms > 0)
+      g_usleep ((gulong) slow_ms * 1000);
     if (stall_after >= 0 && n >= (guint) stall_after) {
       /* hung: frames pile up in appsink, none is released */
       g_printerr ("stalling after %u frames\n", n);
@@ -703,7 +714,7 @@ run_consumer (const gchar * socket_path)
       "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " connects=%d "
       "fenced=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
       "metas_bad=%u metas_received=%" G_GUINT64_FORMAT " metas_refused=%"
-      G_GUINT64_FORMAT " checksum=%016"
+      G_GUINT64_FORMAT " disorder=%u checksum=%016"
       G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", n, bad,
       n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
@@ -713,7 +724,7 @@ run_consumer (const gchar * socket_path)
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
       driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
-      checksum, t1 - t0);
+      disorder, checksum, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);

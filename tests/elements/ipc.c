@@ -215,6 +215,36 @@ GST_START_TEST (test_holding_consumer)
 
 GST_END_TEST;
 
+/* A slow consumer (appsink takes one frame at a time, 8 ms each) of a
+ * producer that waits for it and exits right after its EOS: while the
+ * source waits downstream its background reader reads the last frames,
+ * the EOS and the producer's close; every frame still goes out, in order,
+ * then the EOS (before, the source took the closed connection for a lost
+ * producer, dropped what was queued and waited for another). */
+GST_START_TEST (test_slow_consumer_gets_the_tail)
+{
+  Node *c, *p;
+
+  c = spawn_node ("consumer", "--slow-ms", "8", NULL);
+  p = spawn_node ("producer", "--frames", "100", "--clients", "1", "--sink",
+      "backend=" BACKEND " on-full=wait ring-size=4", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless_equals_uint64 (field (c, "frames"), 100);
+  fail_unless_equals_uint64 (field (c, "first"), 0);
+  fail_unless_equals_uint64 (field (c, "last"), 99);
+  fail_unless_equals_uint64 (field (c, "disorder"), 0);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "ok"), 1);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_on_full_drop)
 {
   Node *c, *p;
@@ -326,6 +356,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_metas_listed);
   tcase_add_test (tc, test_holding_consumer);
   tcase_add_test (tc, test_on_full_drop);
+  tcase_add_test (tc, test_slow_consumer_gets_the_tail);
 #ifdef CUDAIPC_TEST_GPU
   tcase_add_test (tc, test_cuda_memory_both_ends);
   tcase_add_test (tc, test_gst_cuda_memory_out);
