@@ -74,6 +74,7 @@ cudaipc_consumer_options_init (cudaipc_consumer_options * o)
   o->reconnect_timeout_ms = 0;
   o->max_held = 2;
   o->peer_access = 1;
+  o->keep_all = 0;
 }
 
 cudaipc_consumer *
@@ -109,8 +110,10 @@ cudaipc_consumer_new (const char *socket_path,
     return NULL;
   }
   /* frames beyond max_held, read while the program is busy, go back to
-   * the producer at once: the producer is never held back */
-  cudaipc_client_set_max_held (c->client, c->opts.max_held);
+   * the producer at once: the producer is never held back (unless all
+   * are to be kept) */
+  cudaipc_client_set_max_held (c->client, c->opts.keep_all ? 0 :
+      c->opts.max_held);
   cudaipc_client_set_peer_access (c->client, c->opts.peer_access != 0);
   return c;
 }
@@ -379,6 +382,7 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * info)
   info->capture_time = fr->msg.clock_time;
   info->publish_time = fr->msg.publish_time;
   info->n_regions = f->n_regions;
+  info->flags = fr->msg.flags;
   return CUDAIPC_STATUS_OK;
 }
 

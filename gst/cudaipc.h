@@ -113,6 +113,10 @@ typedef struct
   int32_t max_held;             /* frames held at once (2; 1..64) */
   int32_t peer_access;          /* read another GPU's ring through peer
                                  * access (1) */
+  int32_t keep_all;             /* never drop a frame that arrives while the
+                                 * program is busy (0): with the producer's
+                                 * on-full=wait a slow consumer then holds
+                                 * it back, as cuipcsrc max-held=0 does */
 } cudaipc_consumer_options;
 
 /* The defaults, as above. */
@@ -162,6 +166,7 @@ typedef struct
   uint64_t publish_time;        /* when the producer published it,
                                  * CLOCK_MONOTONIC ns */
   uint32_t n_regions;           /* regions of interest it carries */
+  uint32_t flags;               /* the producer's GstBufferFlags */
 } cudaipc_frame_info;
 
 typedef struct

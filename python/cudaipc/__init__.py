@@ -260,6 +260,7 @@ class Frame(_Exporter):
             info.capture_time
         self.publish_time = info.publish_time
         self._n_regions = info.n_regions
+        self.flags = info.flags
         self._regions = None
 
     def _check_open(self):
@@ -269,6 +270,11 @@ class Frame(_Exporter):
     def _view(self):
         self._check_open()
         return (self, self.data_ptr, (self.size,), (1,), "|u1", 1)
+
+    @property
+    def marker(self):
+        """The producer's buffer had GST_BUFFER_FLAG_MARKER."""
+        return bool(self.flags & (1 << 9))
 
     @property
     def planes(self):
@@ -336,11 +342,15 @@ class Consumer(_Closing):
     Connects on the first frame, waiting up to @connect_timeout seconds
     for a producer, and again after one went away while @reconnect.
     @timeout bounds each wait for a frame (None: as long as it takes).
+    Frames that arrive while the program is busy and @max_held are held go
+    back to the producer (dropped here), unless @keep_all: then a slow
+    consumer holds the producer back (with its on-full=wait).
     """
 
     def __init__(self, socket_path, *, name=None, device_id=0,
                  connect_timeout=5.0, reconnect=True, reconnect_timeout=None,
-                 max_held=2, peer_access=True, timeout=None):
+                 max_held=2, peer_access=True, keep_all=False,
+                 timeout=None):
         o = _lib.ConsumerOptions()
         lib.cudaipc_consumer_options_init(ctypes.byref(o))
         self._name = name.encode() if name else None
@@ -351,6 +361,7 @@ class Consumer(_Closing):
         o.reconnect_timeout_ms = _ms(reconnect_timeout)
         o.max_held = max_held
         o.peer_access = 1 if peer_access else 0
+        o.keep_all = 1 if keep_all else 0
         self.socket_path = socket_path
         self.timeout = timeout
         self.max_held = max_held

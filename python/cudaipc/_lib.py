@@ -32,6 +32,7 @@ class ConsumerOptions(ctypes.Structure):
         ("reconnect_timeout_ms", ctypes.c_uint32),
         ("max_held", ctypes.c_int32),
         ("peer_access", ctypes.c_int32),
+        ("keep_all", ctypes.c_int32),
     ]
 
 
@@ -56,6 +57,7 @@ class FrameInfo(ctypes.Structure):
         ("capture_time", ctypes.c_uint64),
         ("publish_time", ctypes.c_uint64),
         ("n_regions", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
     ]
 
 

@@ -183,15 +183,17 @@ find_a_row (GPtrArray * rows, const Row * row)
   for (guint i = 0; i < rows->len; i++) {
     Row *a = g_ptr_array_index (rows, i);
 
-    if (a->transport == TRANSPORT_CUDAIPC && a->width == row->width &&
-        a->height == row->height && a->n_consumers == row->n_consumers &&
-        a->rate == row->rate && !a->skipped && !a->failed)
+    if (a->transport == TRANSPORT_CUDAIPC && !a->python && a->rois == 0 &&
+        a->width == row->width && a->height == row->height &&
+        a->n_consumers == row->n_consumers && a->rate == row->rate &&
+        !a->skipped && !a->failed)
       return a;
   }
   return NULL;
 }
 
-/* For each (b) and (c) row that ran: (a)'s frames/s and p50 over its own,
+/* For each (b), (c) and Python-consumer row that ran: (a)'s frames/s and
+ * p50 over its own,
  * for the same resolution, consumer count and rate (frames/s above 1 and
  * p50 below 1 are (a) ahead). */
 void
@@ -201,7 +203,8 @@ bench_rows_ratios (GPtrArray * rows)
     Row *row = g_ptr_array_index (rows, i);
     Row *a;
 
-    if (row->transport == TRANSPORT_CUDAIPC || row->skipped || row->failed)
+    if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
+        row->skipped || row->failed)
       continue;
     a = find_a_row (rows, row);
     if (a == NULL)

@@ -287,6 +287,13 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
                 row->skip_reason = g_strdup (nvcodec_why);
               }
               g_ptr_array_add (rows, row);
+              /* the same with consumers in Python, right after it */
+              if (t == TRANSPORT_CUDAIPC && opts.python_consumer &&
+                  nr == 0 && mode == NULL) {
+                row = row_new (t, mode, w, h, (guint) n, rate);
+                row->python = TRUE;
+                g_ptr_array_add (rows, row);
+              }
             }
           }
         }

@@ -50,10 +50,11 @@ fmt_rate (gint rate, gboolean unit)
 static gchar *
 fmt_ratios (const Row * row)
 {
-  const gchar *letter = row->transport == TRANSPORT_SHM ? "b" : "c";
+  const gchar *letter = row->python ? "Python" :
+      row->transport == TRANSPORT_SHM ? "b" : "c";
   gchar *fps, *p50, *out;
 
-  if (row->transport == TRANSPORT_CUDAIPC ||
+  if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
       (!row->have_ratio_fps && !row->have_ratio_p50))
     return g_strdup ("");
   fps = row->have_ratio_fps ? g_strdup_printf ("%.*fx",
@@ -373,7 +374,8 @@ bench_report_json (const gchar * path, GPtrArray * rows, GError ** error)
       json_kv_int (s, in, "sink_frames_dropped", row->producer_result != NULL,
           row->dropped, TRUE);
     }
-    if (row->transport != TRANSPORT_CUDAIPC) {
+    json_kv_str (s, in, "consumers_in", row->python ? "python" : "c", TRUE);
+    if (row->transport != TRANSPORT_CUDAIPC || row->python) {
       /* (a)'s figure over this row's, same resolution, consumers, rate */
       json_kv_num (s, in, "fps_ratio_a_over_this", row->have_ratio_fps,
           row->ratio_fps, TRUE);

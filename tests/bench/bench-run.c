@@ -115,6 +115,14 @@ child_argv (Row * row, const gchar * role, gint index)
 {
   GPtrArray *a = g_ptr_array_new ();
 
+  if (index >= 0 && row->python) {
+    const gchar *py = g_getenv ("CUDAIPC_BENCH_PYTHON");
+
+    g_ptr_array_add (a, g_strdup (py ? py : "python3"));
+    g_ptr_array_add (a, g_strdup (BENCH_PY_CONSUMER));
+    g_ptr_array_add (a, g_strdup (role));
+    goto args;
+  }
   if (index >= 0 && opts.wrapper) {
     gchar **wrap = NULL;
 
@@ -126,6 +134,7 @@ child_argv (Row * row, const gchar * role, gint index)
   }
   g_ptr_array_add (a, g_strdup (orch.exe));
   g_ptr_array_add (a, g_strdup (role));
+args:
 #define ARG(k, ...) G_STMT_START { \
     g_ptr_array_add (a, g_strdup (k)); \
     g_ptr_array_add (a, g_strdup_printf (__VA_ARGS__)); \
@@ -514,10 +523,10 @@ row_run (Row * row)
   gint64 t_start = bench_now_ns ();
 
   /* each row its own folder: socket and samples of one row only */
-  row->dir = g_strdup_printf ("%s/%s%s%s-%dx%d-%u-r%d-m%u", orch.tmpdir,
+  row->dir = g_strdup_printf ("%s/%s%s%s-%dx%d-%u-r%d-m%u%s", orch.tmpdir,
       bench_transport_name (row->transport), row->ipc_mode ? "-" : "",
       row->ipc_mode ? row->ipc_mode : "", row->width, row->height,
-      row->n_consumers, row->rate, row->rois);
+      row->n_consumers, row->rate, row->rois, row->python ? "-py" : "");
   g_mkdir_with_parents (row->dir, 0700);
   row->socket = g_strdup_printf ("%s/sock", row->dir);
   row->loop = g_main_loop_new (NULL, FALSE);
@@ -607,6 +616,11 @@ make_environments (void)
   gboolean changed;
 
   orch.env_ours = g_strdupv (env);
+  /* the Python consumers' package and library, from this build */
+  orch.env_ours = g_environ_setenv (orch.env_ours, "PYTHONPATH",
+      BENCH_PYTHON_DIR, FALSE);
+  orch.env_ours = g_environ_setenv (orch.env_ours, "CUDAIPC_LIBRARY",
+      BENCH_LIBCUDAIPC, FALSE);
   orch.env_nvcodec = bench_env_without_plugin (env, &changed);
   if (changed) {
     /* its own registry, or every (c) process would rescan a shared one */

@@ -56,7 +56,7 @@ typedef struct
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
   gchar *rates, *ipc_modes, *orderings, *rois_list;
-  gboolean verbose, keep, dry_run;
+  gboolean verbose, keep, dry_run, python_consumer;
   gint kill_after;
   /* every role (rate: the row's; for run, --rates wins over it) */
   gchar *memory, *plugin, *stamp;
@@ -92,6 +92,7 @@ typedef struct
   guint n_consumers;
   gint rate;                    /* frames/s pushed; 0: flat out */
   guint rois;                   /* (a): regions of interest per frame */
+  gboolean python;              /* (a): consumers in Python (cudaipc) */
 
   /* outcome */
   gboolean skipped, failed;

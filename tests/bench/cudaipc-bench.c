@@ -118,6 +118,9 @@ BenchOptions opts = {
 static GOptionEntry entries[] = {
   {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
       "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+  {"python-consumer", 0, 0, G_OPTION_ARG_NONE, &opts.python_consumer,
+      "run: each (a) row again with its consumers in Python (the cudaipc "
+        "package, torch.from_dlpack per frame)", NULL},
   {"rois", 0, 0, G_OPTION_ARG_STRING, &opts.rois_list,
       "run: regions of interest on each frame of (a), a row each (default "
         "0)", "LIST"},
@@ -258,6 +261,8 @@ bench_row_label (const Row * row)
         row->ipc_mode);
   if (row->rois > 0)
     g_string_append_printf (s, " rois=%u", row->rois);
+  if (row->python)
+    g_string_append (s, ", Python consumer");
   return g_string_free (s, FALSE);
 }
 

@@ -15,7 +15,11 @@
 #      page), events and host, flat out and paced, in one invocation,
 #   5. the frame metadata rows: the same 4K row with 0 and 50 regions of
 #      interest per frame, flat out and paced,
-#   6. the soak test on the cuda backend with $SOAK_FRAMES frames (default
+#   6. the Python consumer rows: (a) at 1080p and 4K, 1 and 4 consumers,
+#      flat out and paced, each again with tests/bench/bench-consumer.py
+#      (the cudaipc package, torch.from_dlpack per frame) under
+#      $CUDAIPC_BENCH_PYTHON, else /opt/torch/.venv/bin/python3,
+#   7. the soak test on the cuda backend with $SOAK_FRAMES frames (default
 #      200000): fds, host memory and the device's free memory must end
 #      where they started.
 # Each step has its own time limit (timeout) and the run goes on after a
@@ -172,6 +176,17 @@ step bench-metas 120 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | s
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
   --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
   --resolutions 4k --consumers 1 --rois 0,50
+# Python consumers: each (a) row of one and four consumers at 1080p and
+# 4K again with bench-consumer.py (the cudaipc package, torch.from_dlpack
+# per frame), flat out and paced, in one run
+bench_py=${CUDAIPC_BENCH_PYTHON:-}
+[ -n "$bench_py" ] || { [ -x /opt/torch/.venv/bin/python3 ] && bench_py=/opt/torch/.venv/bin/python3; } || bench_py=python3
+step bench-python 300 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/^cudaipc-bench: //'" \
+  env BENCH_TIMEOUT=290 CUDAIPC_BENCH_PYTHON="$bench_py" \
+  tests/bench/run-bench.sh "$out/bench-python.json" \
+  --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --python-consumer
 step soak 1200 "grep -v '^ *$' \"\$log\" | tail -n 1" \
   env FRAMES="$soak_frames" tests/soak/soak.sh "$BUILD_DIR/tests/ipc-node" cuda
 

@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import cudaipc
@@ -164,6 +165,20 @@ class ConsumerTests(Case):
             c = cams.next_frame()
             b.close()
             c.close()
+        self.finish(p)
+
+    def test_keep_all_drops_none(self):
+        # a slow consumer with keep_all holds back a producer that waits
+        # when its ring is full: every frame arrives, in order
+        p = self.producer(40, sink="ring-size=4 on-full=wait")
+        got = []
+        with cudaipc.Consumer(self.sock, timeout=20, max_held=1,
+                              keep_all=True) as cams:
+            for frame in cams:
+                with frame:
+                    got.append(frame.offset)
+                    time.sleep(0.005)
+        self.assertEqual(got, list(range(40)))
         self.finish(p)
 
     def test_no_producer(self):

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""cudaipc-bench's consumer role in Python, for the rows of (a) run with
+--python-consumer: the cudaipc package reads the frames of a cuipcsink,
+and each frame becomes an array (torch.from_dlpack on the cuda backend,
+numpy.asarray on the host backend) before it is released. It speaks the
+orchestrator's protocol as bench-consumer.c does: "ready", the commands
+"pushed N" on stdin, one "result ..." line, the latency samples (int64
+ns) in --samples; the figures are taken the same way (the latency from
+the frame's PTS, which the producer stamped on CLOCK_MONOTONIC, to its
+arrival here; CPU from getrusage).
+"""
+import argparse
+import array
+import math
+import os
+import resource
+import select
+import sys
+import time
+
+import cudaipc
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def cpu_ns():
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)
+
+
+def percentile(sorted_samples, q):
+    n = len(sorted_samples)
+    if n == 0:
+        return -1
+    rank = max(1, min(n, math.ceil(q * n)))
+    return sorted_samples[rank - 1]
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("role")
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--frames", type=int, default=3000)
+    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--index", type=int, default=0)
+    ap.add_argument("--idle-timeout", type=int, default=5)
+    ap.add_argument("--grace-ms", type=int, default=1000)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--samples")
+    ap.add_argument("--consumer-device", type=int, default=0)
+    args, _ = ap.parse_known_args()
+
+    make_array = None
+    samples = []
+    received = measured = bad = repeats = 0
+    first_stamp = last_arrival = last_seen = cpu0 = cpu1 = 0
+    last_index = -1
+    done = False
+    producer_done = False
+    pushed = -1
+    done_at = 0
+    ended = "timeout"
+    ok = True
+    pending = b""
+    stdin_open = True
+    deadline = now_ns() + args.timeout * 10 ** 9
+
+    cams = cudaipc.Consumer(args.socket, name="bench-consumer-%d" %
+                            args.index, device_id=args.consumer_device,
+                            connect_timeout=args.timeout, reconnect=False,
+                            max_held=2, keep_all=True)
+    say("ready")
+    while True:
+        try:
+            frame = cams.next_frame(timeout=0.05)
+        except cudaipc.FrameTimeout:
+            frame = None
+        except cudaipc.EndOfStream:
+            ended = "eos"
+            break
+        except cudaipc.Error as e:
+            sys.stderr.write("consumer %d: %s\n" % (args.index, e))
+            ended = "error"
+            ok = False
+            break
+        if frame is not None:
+            t = now_ns()
+            if make_array is None:
+                if frame.backend == "cuda":
+                    import torch
+                    make_array = torch.from_dlpack
+                else:
+                    import numpy
+                    make_array = numpy.asarray
+            with frame:
+                arr = make_array(frame.planes[0])
+                stamp, index, last = frame.pts, frame.offset, frame.marker
+                del arr
+            if last_index >= 0 and index <= last_index:
+                repeats += 1
+                received += 1
+                last_seen = t
+                continue
+            received += 1
+            last_seen = t
+            last_index = index
+            if index >= args.warmup and not done:
+                if measured == 0:
+                    first_stamp = stamp if stamp is not None else t
+                    cpu0 = cpu_ns()
+                measured += 1
+                last_arrival = t
+                if stamp is not None and stamp <= t:
+                    samples.append(t - stamp)
+                else:
+                    bad += 1
+            if not done and (last or index + 1 >= args.warmup + args.frames):
+                done = True
+                cpu1 = cpu_ns()
+                ended = "last"
+                break
+        # "pushed N": the producer has finished
+        if stdin_open and not producer_done:
+            r, _, _ = select.select([sys.stdin.buffer], [], [], 0)
+            if r:
+                chunk = os.read(sys.stdin.fileno(), 256)
+                if not chunk:
+                    stdin_open = False
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    if line.startswith(b"pushed "):
+                        pushed = int(line[7:])
+                        producer_done = True
+                        done_at = now_ns()
+        t = now_ns()
+        if producer_done and t - max(last_seen, done_at) > \
+                args.grace_ms * 10 ** 6:
+            ended = "drained" if received else "none"
+            break
+        if received and t - last_seen > args.idle_timeout * 10 ** 9:
+            ended = "idle"
+            break
+        if t > deadline:
+            break
+    if not done:
+        cpu1 = cpu_ns()
+    cams.close()
+
+    samples.sort()
+    if args.samples:
+        with open(args.samples, "wb") as f:
+            array.array("q", samples).tofile(f)
+    say("result received=%d measured=%d samples=%d bad_stamps=%d repeats=%d "
+        "first_stamp=%d last_arrival=%d cpu_ns=%d cpu_total_ns=%d "
+        "last_index=%d p50_ns=%d p99_ns=%d pushed=%d ended=%s ids=carried "
+        "memory=%s driver_calls=0 src_type=cudaipc-python" % (
+            received, measured, len(samples), bad, repeats, first_stamp,
+            last_arrival, cpu1 - cpu0 if measured else 0, cpu_ns(),
+            last_index, percentile(samples, 0.50), percentile(samples, 0.99),
+            pushed, ended, "python-" + (
+                "torch" if make_array is not None and
+                make_array.__module__.startswith("torch") else "numpy")))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
