@@ -12,6 +12,7 @@ torch.from_dlpack and cupy.from_dlpack.
 
 import gc
 import os
+import pwd
 import struct
 import subprocess
 import sys
@@ -19,8 +20,24 @@ import tempfile
 import time
 import unittest
 
-import cudaipc
-from cudaipc import _dlpack
+# Under the sanitizer pass (tests/sanitize.sh) the library is built with
+# AddressSanitizer: the interpreter must start with its runtime loaded.
+# Leaks are not checked in the interpreter, which leaves its own at exit;
+# the nodes it starts run with the pass's options (NODE_ENV).
+_PRELOAD = os.environ.get("CUDAIPC_TOOL_PRELOAD")
+if _PRELOAD and os.environ.get("CUDAIPC_PY_PRELOADED") != "1":
+    os.execve(sys.executable, [sys.executable] + sys.argv,
+              dict(os.environ, LD_PRELOAD=_PRELOAD, CUDAIPC_PY_PRELOADED="1",
+                   CUDAIPC_NODE_ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS",
+                                                            ""),
+                   ASAN_OPTIONS="detect_leaks=0"))
+NODE_ENV = dict(os.environ)
+if os.environ.get("CUDAIPC_PY_PRELOADED") == "1":
+    NODE_ENV.pop("LD_PRELOAD", None)
+    NODE_ENV["ASAN_OPTIONS"] = os.environ["CUDAIPC_NODE_ASAN_OPTIONS"]
+
+import cudaipc  # noqa: E402
+from cudaipc import _dlpack  # noqa: E402
 
 try:
     import numpy
@@ -47,6 +64,14 @@ def pattern(key, size=SIZE):
         out[i] = (seed >> (i % 8)) & 0xFF
         i += 1
     return bytes(out)
+
+
+def _user_exists(name):
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
 
 
 def in_slot_mapping(addr):
@@ -76,7 +101,7 @@ class Case(unittest.TestCase):
 
     def node(self, *args):
         p = subprocess.Popen([NODE] + list(args), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, env=NODE_ENV)
         self.procs.append(p)
         return p
 
@@ -196,6 +221,33 @@ class ConsumerTests(Case):
             self.assertIsInstance(e.exception, TimeoutError)
             self.assertIn("No frame from the producer", str(e.exception))
         self.finish(p)
+
+    @unittest.skipUnless(os.getuid() == 0 and _user_exists("nobody"),
+                         "needs root, to run a consumer as user nobody")
+    def test_refused(self):
+        # an abstract socket: no file permissions, the producer's access
+        # control alone refuses another user
+        sock = "@cudaipc-py-%d" % os.getpid()
+        self.node("producer", sock, "--frames", "3000", "--width", str(W),
+                  "--height", str(H), "--clients", "0", "--fps", "30",
+                  "--sink", "backend=%s" % BACKEND)
+        code = ("import sys, cudaipc\n"
+                "try:\n"
+                "    with cudaipc.Consumer(sys.argv[1], connect_timeout=20,\n"
+                "                          reconnect=False) as c:\n"
+                "        c.next_frame(timeout=20)\n"
+                "except cudaipc.Refused as e:\n"
+                "    print(type(e).__name__, isinstance(e, cudaipc.Error), e)\n"
+                "    sys.exit(3)\n")
+        nobody = pwd.getpwnam("nobody")
+        # nobody's own group too: the producer's group is allowed
+        r = subprocess.run([sys.executable, "-c", code, sock],
+                           user=nobody.pw_uid, group=nobody.pw_gid,
+                           extra_groups=[], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertTrue(r.stdout.startswith("Refused True "), r.stdout)
+        self.assertIn("may not connect to this producer", r.stdout)
 
     def test_producer_lost(self):
         p = self.producer(1000, "--die-after", "5")
