@@ -2,7 +2,8 @@
 /*
  * A row's figures, from its children's "result" lines and the consumers'
  * latency samples (main thread, after the row ran), and the ratios of
- * (a)'s figures to those of the (b) and (c) rows beside it.
+ * (a)'s figures to those of the (b) and (c) rows beside it, and of every
+ * row's to the floor's.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -192,6 +193,46 @@ find_a_row (GPtrArray * rows, const Row * row)
   return NULL;
 }
 
+static Row *
+find_floor_row (GPtrArray * rows, const Row * row)
+{
+  for (guint i = 0; i < rows->len; i++) {
+    Row *f = g_ptr_array_index (rows, i);
+
+    if (f->transport == TRANSPORT_FLOOR && f->width == row->width &&
+        f->height == row->height && f->n_consumers == row->n_consumers &&
+        f->rate == row->rate && !f->skipped && !f->failed)
+      return f;
+  }
+  return NULL;
+}
+
+/* For every row that ran, but the floor's: its frames/s over the floor's
+ * (a fraction) and its p50 over the floor's (a multiple), same
+ * resolution, consumer count and rate. */
+static void
+rows_floor_ratios (GPtrArray * rows)
+{
+  for (guint i = 0; i < rows->len; i++) {
+    Row *row = g_ptr_array_index (rows, i);
+    Row *f;
+
+    if (row->transport == TRANSPORT_FLOOR || row->skipped || row->failed)
+      continue;
+    f = find_floor_row (rows, row);
+    if (f == NULL)
+      continue;
+    if (f->have_fps && row->have_fps && f->fps > 0) {
+      row->floor_fps = row->fps / f->fps;
+      row->have_floor_fps = TRUE;
+    }
+    if (f->have_latency && row->have_latency && f->p50 > 0) {
+      row->floor_p50 = row->p50 / f->p50;
+      row->have_floor_p50 = TRUE;
+    }
+  }
+}
+
 /* For each (b), (c) and Python-consumer row that ran: (a)'s frames/s and
  * p50 over its own,
  * for the same resolution, consumer count and rate (frames/s above 1 and
@@ -204,7 +245,7 @@ bench_rows_ratios (GPtrArray * rows)
     Row *a;
 
     if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
-        row->skipped || row->failed)
+        row->transport == TRANSPORT_FLOOR || row->skipped || row->failed)
       continue;
     a = find_a_row (rows, row);
     if (a == NULL)
@@ -218,4 +259,5 @@ bench_rows_ratios (GPtrArray * rows)
       row->have_ratio_p50 = TRUE;
     }
   }
+  rows_floor_ratios (rows);
 }

@@ -173,7 +173,7 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
     const gchar * nvcodec_why)
 {
   gchar **transports = g_strsplit (opts.transports ? opts.transports :
-      "cudaipc,shm,nvcodec", ",", -1);
+      "floor,cudaipc,shm,nvcodec", ",", -1);
   gchar **resolutions = g_strsplit (opts.resolutions ? opts.resolutions :
       "1080p,4k", ",", -1);
   gchar **counts = g_strsplit (opts.consumers ? opts.consumers : "1,4", ",",

@@ -55,6 +55,7 @@ fmt_ratios (const Row * row)
   gchar *fps, *p50, *out;
 
   if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
+      row->transport == TRANSPORT_FLOOR ||
       (!row->have_ratio_fps && !row->have_ratio_p50))
     return g_strdup ("");
   fps = row->have_ratio_fps ? g_strdup_printf ("%.*fx",
@@ -67,24 +68,43 @@ fmt_ratios (const Row * row)
   return out;
 }
 
+/* "0.82x, 2.95x": the row's frames/s and p50 over the floor's */
+static gchar *
+fmt_floor (const Row * row)
+{
+  gchar *fps, *p50, *out;
+
+  if (!row->have_floor_fps && !row->have_floor_p50)
+    return g_strdup ("");
+  fps = row->have_floor_fps ? g_strdup_printf ("%.2fx", row->floor_fps) :
+      g_strdup ("n/a");
+  p50 = row->have_floor_p50 ? g_strdup_printf ("%.*fx",
+      row->floor_p50 < 10 ? 2 : 1, row->floor_p50) : g_strdup ("n/a");
+  out = g_strdup_printf ("%s, %s", fps, p50);
+  g_free (fps);
+  g_free (p50);
+  return out;
+}
+
 void
 bench_report_table (GPtrArray * rows)
 {
   g_print ("\n| transport | resolution | consumers | rate | "
       "frames/s per consumer | delivered | p50 us | p99 us "
-      "| producer CPU us/frame | consumer CPU us/frame | GPU MiB | vs (a) |\n");
+      "| producer CPU us/frame | consumer CPU us/frame | GPU MiB "
+      "| /floor: frames/s, p50 | vs (a) |\n");
   g_print ("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-      "| ---: | ---: | --- |\n");
+      "| ---: | ---: | --- | --- |\n");
   for (guint i = 0; i < rows->len; i++) {
     Row *row = g_ptr_array_index (rows, i);
-    gchar *label, *rate, *cells[8];
+    gchar *label, *rate, *cells[9];
 
     if (row->skipped)
       continue;
     label = bench_row_label (row);
     rate = fmt_rate (row->rate, FALSE);
     if (row->failed) {
-      g_print ("| %s | %dx%d | %u | %s | failed | | | | | | | |\n", label,
+      g_print ("| %s | %dx%d | %u | %s | failed | | | | | | | | |\n", label,
           row->width, row->height, row->n_consumers, rate);
       g_free (label);
       g_free (rate);
@@ -97,11 +117,12 @@ bench_report_table (GPtrArray * rows)
     cells[4] = fmt (row->have_pcpu, row->producer_cpu, 1);
     cells[5] = fmt (row->have_ccpu, row->consumer_cpu, 1);
     cells[6] = fmt (row->have_gpu, row->gpu_mib, 0);
-    cells[7] = fmt_ratios (row);
+    cells[7] = fmt_floor (row);
+    cells[8] = fmt_ratios (row);
     g_print ("| %s | %dx%d | %u | %s | %s | %s | %s | %s | %s | %s | %s | %s "
-        "|\n", label, row->width, row->height, row->n_consumers, rate,
+        "| %s |\n", label, row->width, row->height, row->n_consumers, rate,
         cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6],
-        cells[7]);
+        cells[7], cells[8]);
     for (guint j = 0; j < G_N_ELEMENTS (cells); j++)
       g_free (cells[j]);
     g_free (label);
@@ -382,6 +403,14 @@ bench_report_json (const gchar * path, GPtrArray * rows, GError ** error)
       json_kv_num (s, in, "p50_ratio_a_over_this", row->have_ratio_p50,
           row->ratio_p50, TRUE);
     }
+    if (row->transport != TRANSPORT_FLOOR) {
+      /* this row's figure over the floor's, same resolution, consumers,
+       * rate */
+      json_kv_num (s, in, "fps_over_floor", row->have_floor_fps,
+          row->floor_fps, TRUE);
+      json_kv_num (s, in, "p50_over_floor", row->have_floor_p50,
+          row->floor_p50, TRUE);
+    }
     json_kv_str (s, in, "notes", row->notes->str, TRUE);
     json_kv_num (s, in, "wall_s", !row->skipped, row->wall_s, TRUE);
     g_string_append_printf (s, "%s\"producer\": ", in);
@@ -417,13 +446,15 @@ bench_report_tsv (const gchar * path, GPtrArray * rows, GError ** error)
       bench_env.kernel, bench_env.date, opts.memory, bench_env.memory_reason,
       opts.frames, opts.warmup, opts.seconds, opts.ring_size, opts.stamp,
       opts.label ? opts.label : "");
-  /* ratios: (a)'s figure over the row's, for (b) and (c) rows */
+  /* ratios: (a)'s figure over the row's, for (b) and (c) rows; the row's
+   * over the floor's, for every row but the floor's */
   g_string_append (s,
       "transport\tipc_mode\tresolution\tconsumers\trate\tstatus\t"
       "fps_per_consumer\tfps_per_consumer_min\tproducer_fps\tp50_us\tp99_us\t"
       "mean_us\tmax_us\tsamples\tproducer_cpu_us\tproducer_cpu_total_us\t"
       "consumer_cpu_us\tconsumer_cpu_total_us\tgpu_mib\tdelivered\t"
-      "delivered_min\tfps_ratio_a_over_this\tp50_ratio_a_over_this\tpushed\t"
+      "delivered_min\tfps_ratio_a_over_this\tp50_ratio_a_over_this\t"
+      "fps_over_floor\tp50_over_floor\tpushed\t"
       "missing\tsink_published\tsink_dropped\tnotes\treason\n");
   for (guint i = 0; i < rows->len; i++) {
     Row *row = g_ptr_array_index (rows, i);
@@ -431,13 +462,14 @@ bench_report_tsv (const gchar * path, GPtrArray * rows, GError ** error)
       row->p99, row->mean, row->max, row->producer_cpu,
       row->producer_cpu_total, row->consumer_cpu, row->consumer_cpu_total,
       row->gpu_mib, row->delivered, row->delivered_min, row->ratio_fps,
-      row->ratio_p50
+      row->ratio_p50, row->floor_fps, row->floor_p50
     };
     gboolean have[] = { row->have_fps, row->have_fps, row->have_pcpu,
       row->have_latency, row->have_latency, row->have_latency,
       row->have_latency, row->have_pcpu, row->have_pcpu, row->have_ccpu,
       row->have_ccpu, row->have_gpu, row->have_delivered,
-      row->have_delivered, row->have_ratio_fps, row->have_ratio_p50
+      row->have_delivered, row->have_ratio_fps, row->have_ratio_p50,
+      row->have_floor_fps, row->have_floor_p50
     };
     gchar *reason, *notes;
 

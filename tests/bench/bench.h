@@ -16,6 +16,7 @@
  *   bench-env.c       what this machine is and what can run on it
  *   bench-report.c    the Markdown table and the results file
  *   bench-gstcuda.c   the optional gstreamer-cuda-1.0 check of the frame
+ *   bench-floor.c     the floor's two roles, without GStreamer
  *
  * Each process is single-purpose: a role's process runs one pipeline; the
  * orchestrator runs a GMainLoop on its main thread and touches Rows only
@@ -32,6 +33,7 @@ G_BEGIN_DECLS typedef enum
   TRANSPORT_CUDAIPC,            /* (a) this project's cudaipcsink/src */
   TRANSPORT_SHM,                /* (b) [cudadownload !] shmsink, shmsrc */
   TRANSPORT_NVCODEC,            /* (c) nvcodec's cudaipcsink/src, >= 1.24 */
+  TRANSPORT_FLOOR,              /* (0) a bare hand-over, no GStreamer */
   N_TRANSPORTS
 } Transport;
 
@@ -108,6 +110,10 @@ typedef struct
   gdouble delivered, delivered_min;
   /* (b), (c): (a)'s figure over this row's, same size, consumers, rate */
   gdouble ratio_fps, ratio_p50;
+  /* every row but the floor's: its figure over the floor's, same size,
+   * consumers, rate (frames/s: the fraction of the floor's; p50: times) */
+  gdouble floor_fps, floor_p50;
+  gboolean have_floor_fps, have_floor_p50;
   gboolean have_gpu, have_latency, have_fps, have_pcpu, have_ccpu;
   gboolean have_delivered, have_ratio_fps, have_ratio_p50;
   gboolean ids_counted;         /* a consumer had to count arrivals */
@@ -158,6 +164,10 @@ const GstMetaInfo *bench_frame_meta_register (void);
 /* bench-producer.c, bench-consumer.c: exit codes */
 int bench_run_producer (Transport t);
 int bench_run_consumer (Transport t);
+
+/* bench-floor.c */
+int bench_run_floor_producer (void);
+int bench_run_floor_consumer (void);
 
 /* bench-env.c */
 CudaIpcDevice *bench_env_detect (gboolean * nvcodec_ok, gchar ** nvcodec_why);

@@ -4,7 +4,7 @@
  * several transports, side by side in one run, and prints what each costs
  * (docs/benchmarks.md says what is measured and how to read it).
  *
- *   cudaipc-bench run [--transports cudaipc,shm,nvcodec]
+ *   cudaipc-bench run [--transports floor,cudaipc,shm,nvcodec]
  *       [--nvcodec-ipc-modes legacy,mmap] [--resolutions 1080p,4k]
  *       [--consumers 1,4] [--rates 0,1000] [--frames N] [--warmup W]
  *       [--seconds S] [--ring-size R] [--memory auto|cuda|system]
@@ -24,6 +24,12 @@
  *     The two roles the orchestrator spawns; not meant to be run by hand.
  *
  * Transports
+ *   floor (0):   no GStreamer: ring-size slots of the library's memory sent
+ *                once, then per frame one copy into a slot (cuda: a
+ *                device-to-device copy and a host synchronisation) and a
+ *                32-byte message on SOCK_SEQPACKET, released the same way
+ *                (bench-floor.c); every other row is also given as a ratio
+ *                to it
  *   cudaipc (a): appsrc ! cuipcsink backend=cuda sync=false ring-size=R
  *                on-full=wait  /  cuipcsrc timestamp-mode=passthrough !
  *                fakesink sync=false (this project's plugin, GstCuIpcSink)
@@ -117,7 +123,7 @@ BenchOptions opts = {
 
 static GOptionEntry entries[] = {
   {"transports", 0, 0, G_OPTION_ARG_STRING, &opts.transports,
-      "run: transports to compare (default cudaipc,shm,nvcodec)", "LIST"},
+      "run: transports to compare (default floor,cudaipc,shm,nvcodec)", "LIST"},
   {"python-consumer", 0, 0, G_OPTION_ARG_NONE, &opts.python_consumer,
       "run: each (a) row again with its consumers in Python (the cudaipc "
         "package, torch.from_dlpack per frame)", NULL},
@@ -181,7 +187,7 @@ static GOptionEntry entries[] = {
         "run, testing: command line to run consumers under (valgrind ...)",
       "CMD"},
   {"transport", 0, 0, G_OPTION_ARG_STRING, &opts.transport,
-      "role: cudaipc, shm or nvcodec", "T"},
+      "role: floor, cudaipc, shm or nvcodec", "T"},
   {"socket", 0, 0, G_OPTION_ARG_FILENAME, &opts.socket, "role: socket path",
       "PATH"},
   {"width", 0, 0, G_OPTION_ARG_INT, &opts.width, "role: frame width", "W"},
@@ -230,7 +236,9 @@ bench_cpu_ns (void)
 const gchar *
 bench_transport_name (Transport t)
 {
-  static const gchar *names[N_TRANSPORTS] = { "cudaipc", "shm", "nvcodec" };
+  static const gchar *names[N_TRANSPORTS] = { "cudaipc", "shm", "nvcodec",
+    "floor"
+  };
 
   return t < N_TRANSPORTS ? names[t] : "unknown";
 }
@@ -243,6 +251,8 @@ bench_transport_label (Transport t)
       return "(a) cuipcsink";
     case TRANSPORT_SHM:
       return bench_use_cuda ()? "(b) cudadownload+shmsink" : "(b) shmsink";
+    case TRANSPORT_FLOOR:
+      return "(0) floor: bare hand-over";
     default:
       return "(c) nvcodec cudaipcsink";
   }
@@ -269,7 +279,7 @@ bench_row_label (const Row * row)
 gboolean
 bench_transport_from_name (const gchar * name, Transport * t)
 {
-  static const gchar *aliases[N_TRANSPORTS] = { "a", "b", "c" };
+  static const gchar *aliases[N_TRANSPORTS] = { "a", "b", "c", "0" };
 
   for (guint i = 0; i < N_TRANSPORTS; i++) {
     if (g_strcmp0 (name, bench_transport_name (i)) == 0 ||
@@ -376,8 +386,12 @@ main (int argc, char **argv)
       opts.memory = g_strdup ("system");
     if (!bench_role_guard ())
       return 1;
-    ret = g_str_equal (role, "producer") ? bench_run_producer (t) :
-        bench_run_consumer (t);
+    if (t == TRANSPORT_FLOOR)
+      ret = g_str_equal (role, "producer") ? bench_run_floor_producer () :
+          bench_run_floor_consumer ();
+    else
+      ret = g_str_equal (role, "producer") ? bench_run_producer (t) :
+          bench_run_consumer (t);
     /* the pipeline has stopped: its time limits are done with (a wrapper
      * such as valgrind may take long over the rest) */
     alarm (0);

@@ -160,21 +160,21 @@ step bench 480 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/
   env BENCH_TIMEOUT=450 tests/bench/run-bench.sh "$out/bench.json" \
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
   --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 \
-  --transports cudaipc,shm,nvcodec --nvcodec-ipc-modes legacy,mmap \
+  --transports floor,cudaipc,shm,nvcodec --nvcodec-ipc-modes legacy,mmap \
   ${BENCH_ARGS:-}
 # GPU ordering: the 4K one-consumer row with the fence page (auto), the
 # legacy events and host synchronisation, flat out and paced, in one run
 step bench-ordering 180 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/^cudaipc-bench: //'" \
   env BENCH_TIMEOUT=170 tests/bench/run-bench.sh "$out/bench-ordering.json" \
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
-  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports floor,cudaipc \
   --resolutions 4k --consumers 1 --orderings auto,events,host
 # frame metadata: the same row with 50 regions of interest per frame and
 # without, flat out and paced, in one run
 step bench-metas 120 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | sed 's/^cudaipc-bench: //'" \
   env BENCH_TIMEOUT=110 tests/bench/run-bench.sh "$out/bench-metas.json" \
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
-  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports floor,cudaipc \
   --resolutions 4k --consumers 1 --rois 0,50
 # Python consumers: each (a) row of one and four consumers at 1080p and
 # 4K again with bench-consumer.py (the cudaipc package, torch.from_dlpack
@@ -185,7 +185,7 @@ step bench-python 300 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | 
   env BENCH_TIMEOUT=290 CUDAIPC_BENCH_PYTHON="$bench_py" \
   tests/bench/run-bench.sh "$out/bench-python.json" \
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
-  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports cudaipc \
+  --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports floor,cudaipc \
   --python-consumer
 step soak 1200 "grep -v '^ *$' \"\$log\" | tail -n 1" \
   env FRAMES="$soak_frames" tests/soak/soak.sh "$BUILD_DIR/tests/ipc-node" cuda
