@@ -15,6 +15,7 @@
 #define CUDAIPC_COMPILATION
 #include "cudaipc.h"
 
+#include "api-annotations.h"
 #include "block.h"
 #include "client.h"
 #include "error.h"
@@ -46,7 +47,7 @@ struct cudaipc_frame
   Shared *shared;
   gchar *caps;                  /* made when asked for */
   GstBuffer *metas;             /* the frame's metas, decoded; or NULL */
-  guint n_regions;
+  guint n_regions, n_objects;
 };
 
 static void
@@ -197,14 +198,8 @@ frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
 
     f->metas = gst_buffer_new ();
     cudaipc_metas_decode (data, len, f->metas, &counts, NULL);
-    f->n_regions = 0;
-    {
-      gpointer state = NULL;
-
-      while (gst_buffer_iterate_meta_filtered (f->metas, &state,
-              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-        f->n_regions++;
-    }
+    f->n_regions = cudaipc_annotations_n_regions (f->metas);
+    f->n_objects = cudaipc_annotations_n_objects (f->metas);
   }
   return f;
 }
@@ -330,16 +325,23 @@ cudaipc_consumer_free (cudaipc_consumer * c)
 
 /* Frames */
 
+/* The first cudaipc_frame_info, before n_objects: what an older caller
+ * knows. */
+#define FRAME_INFO_V1_SIZE G_STRUCT_OFFSET (cudaipc_frame_info, n_objects)
+
 cudaipc_status
-cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * info)
+cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
 {
   const CudaIpcClientFrame *fr;
   const GstVideoInfo *vi;
   CudaIpcBlock *block;
   GstMemory *mem;
+  cudaipc_frame_info all, *info = &all;
+  guint32 size;
 
-  if (f == NULL || info == NULL || info->struct_size < sizeof (*info))
+  if (f == NULL || out == NULL || out->struct_size < FRAME_INFO_V1_SIZE)
     return CUDAIPC_STATUS_INVALID;
+  size = MIN (out->struct_size, sizeof (all));
   fr = &f->item.frame;
   vi = &fr->info;
   mem = fr->memory;
@@ -383,6 +385,9 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * info)
   info->publish_time = fr->msg.publish_time;
   info->n_regions = f->n_regions;
   info->flags = fr->msg.flags;
+  info->n_objects = f->n_objects;
+  info->struct_size = size;
+  memcpy (out, info, size);
   return CUDAIPC_STATUS_OK;
 }
 
@@ -390,40 +395,22 @@ cudaipc_status
 cudaipc_frame_get_region (const cudaipc_frame * f, uint32_t index,
     cudaipc_region * region)
 {
-  gpointer state = NULL;
-  GstVideoRegionOfInterestMeta *roi;
-  guint i = 0;
-
   if (f == NULL || region == NULL || f->metas == NULL ||
-      index >= f->n_regions)
+      index >= f->n_regions ||
+      !cudaipc_annotations_get_region (f->metas, index, region))
     return CUDAIPC_STATUS_INVALID;
-  while ((roi = (GstVideoRegionOfInterestMeta *)
-          gst_buffer_iterate_meta_filtered (f->metas, &state,
-              GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) != NULL) {
-    if (i++ == index) {
-      GstStructure *s;
-      gdouble conf = -1;
+  return CUDAIPC_STATUS_OK;
+}
 
-      memset (region, 0, sizeof (*region));
-      if (roi->roi_type)
-        g_strlcpy (region->type, g_quark_to_string (roi->roi_type),
-            sizeof (region->type));
-      region->id = roi->id;
-      region->parent_id = roi->parent_id;
-      region->x = roi->x;
-      region->y = roi->y;
-      region->w = roi->w;
-      region->h = roi->h;
-      for (GList * l = roi->params; l; l = l->next) {
-        s = l->data;
-        if (gst_structure_get_double (s, "confidence", &conf))
-          break;
-      }
-      region->confidence = conf;
-      return CUDAIPC_STATUS_OK;
-    }
-  }
-  return CUDAIPC_STATUS_INVALID;
+cudaipc_status
+cudaipc_frame_get_object (const cudaipc_frame * f, uint32_t index,
+    cudaipc_object * object)
+{
+  if (f == NULL || object == NULL || f->metas == NULL ||
+      index >= f->n_objects ||
+      !cudaipc_annotations_get_object (f->metas, index, object))
+    return CUDAIPC_STATUS_INVALID;
+  return CUDAIPC_STATUS_OK;
 }
 
 void

@@ -15,11 +15,13 @@
 #define CUDAIPC_COMPILATION
 #include "cudaipc.h"
 
+#include "api-annotations.h"
 #include "block.h"
 #include "cuda-loader.h"
 #include "device.h"
 #include "error.h"
 #include "media.h"
+#include "metas.h"
 #include "server.h"
 
 struct cudaipc_producer
@@ -31,6 +33,8 @@ struct cudaipc_producer
   cudaipc_producer_options opts;
   guint64 count;
   gchar *error;
+  GByteArray *meta_blob;        /* the last frame's metas, which its FRAME
+                                 * borrows */
 };
 
 static GPrivate last_error = G_PRIVATE_INIT (g_free);
@@ -77,6 +81,7 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
   if (options && options->struct_size >= sizeof (p->opts))
     p->opts = *options;
   p->error = g_strdup ("");
+  p->meta_blob = g_byte_array_new ();
   if (socket_path == NULL || caps_str == NULL)
     return new_failed (p, g_strdup ("a socket path and caps are needed"));
   if (!gst_is_initialized () && !gst_init_check (NULL, NULL, &err))
@@ -167,9 +172,24 @@ copy_in (cudaipc_producer * p, guintptr dst, uintptr_t data, gsize size,
   return ok;
 }
 
-cudaipc_status
-cudaipc_producer_publish (cudaipc_producer * p, uintptr_t data,
-    uint64_t size, int on_device, uint64_t pts, uint32_t timeout_ms)
+/* @metas (or NULL) encoded for the FRAME @f, into the producer's blob;
+ * FALSE when not all of them fit. */
+static gboolean
+encode_metas (cudaipc_producer * p, GstBuffer * metas, CudaIpcFrameMsg * f)
+{
+  CudaIpcMetaCounts counts = { 0, };
+
+  g_byte_array_set_size (p->meta_blob, 0);
+  if (metas)
+    cudaipc_metas_encode (metas, NULL, p->meta_blob, &counts);
+  f->meta = p->meta_blob->len ? p->meta_blob->data : NULL;
+  f->meta_len = p->meta_blob->len;
+  return counts.dropped == 0;
+}
+
+static cudaipc_status
+publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
+    uint64_t pts, uint32_t timeout_ms, GstBuffer * metas)
 {
   g_autoptr (GError) err = NULL;
   CudaIpcFrameMsg f = { 0 };
@@ -186,6 +206,10 @@ cudaipc_producer_publish (cudaipc_producer * p, uintptr_t data,
             G_GUINT64_FORMAT " bytes, where the caps' frames have %"
             G_GSIZE_FORMAT, size, p->info.size));
 
+  if (!encode_metas (p, metas, &f))
+    return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("the frame's "
+            "regions and objects do not fit in its metadata (at most %d "
+            "bytes, %d metas)", CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS));
   deadline = !p->opts.wait_when_full ? 0 : wait ?
       g_get_monotonic_time () + (gint64) wait * 1000 : -1;
   st = cudaipc_server_acquire (p->server, size, deadline, &slot, &block, &err);
@@ -218,6 +242,41 @@ cudaipc_producer_publish (cudaipc_producer * p, uintptr_t data,
   cudaipc_server_publish (p->server, slot, &f);
   p->count++;
   return fail (p, CUDAIPC_STATUS_OK, g_strdup (""));
+}
+
+cudaipc_status
+cudaipc_producer_publish (cudaipc_producer * p, uintptr_t data,
+    uint64_t size, int on_device, uint64_t pts, uint32_t timeout_ms)
+{
+  return publish (p, data, size, on_device, pts, timeout_ms, NULL);
+}
+
+cudaipc_status
+cudaipc_producer_publish_annotated (cudaipc_producer * p, uintptr_t data,
+    uint64_t size, int on_device, uint64_t pts, uint32_t timeout_ms,
+    const cudaipc_region * regions, uint32_t n_regions,
+    const cudaipc_object * objects, uint32_t n_objects)
+{
+  GstBuffer *metas;
+  gchar *why = NULL;
+  cudaipc_status st;
+
+  if (p == NULL || (regions == NULL && n_regions > 0) ||
+      (objects == NULL && n_objects > 0))
+    return CUDAIPC_STATUS_INVALID;
+  /* what the frame's metadata cannot hold, before anything is made */
+  if (n_regions > CUDAIPC_MAX_METAS || n_objects > CUDAIPC_MAX_META_ITEMS)
+    return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("%u regions "
+            "and %u objects: a frame carries at most %d regions and %d "
+            "objects", n_regions, n_objects, CUDAIPC_MAX_METAS,
+            CUDAIPC_MAX_META_ITEMS));
+  metas = cudaipc_annotations_new (regions, n_regions, objects, n_objects,
+      &why);
+  if (metas == NULL)
+    return fail (p, CUDAIPC_STATUS_INVALID, why);
+  st = publish (p, data, size, on_device, pts, timeout_ms, metas);
+  gst_buffer_unref (metas);
+  return st;
 }
 
 uint32_t
@@ -274,6 +333,7 @@ cudaipc_producer_free (cudaipc_producer * p)
     cudaipc_server_free (p->server);
   }
   g_clear_pointer (&p->dev, cudaipc_device_unref);
+  g_byte_array_unref (p->meta_blob);
   g_free (p->error);
   g_free (p);
 }

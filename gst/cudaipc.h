@@ -167,6 +167,9 @@ typedef struct
                                  * CLOCK_MONOTONIC ns */
   uint32_t n_regions;           /* regions of interest it carries */
   uint32_t flags;               /* the producer's GstBufferFlags */
+  uint32_t n_objects;           /* object detections it carries (its
+                                 * GstAnalyticsRelationMeta; 0 where this
+                                 * build has no gstreamer-analytics) */
 } cudaipc_frame_info;
 
 typedef struct
@@ -177,12 +180,32 @@ typedef struct
   double confidence;            /* a "confidence" parameter, or -1 */
 } cudaipc_region;
 
-/* What @frame is; strings are valid until it is released. */
+/* An object detection of GStreamer's analytics metas (GstAnalyticsODMtd
+ * in a GstAnalyticsRelationMeta, GStreamer >= 1.24). */
+typedef struct
+{
+  char label[64];               /* its object type ("" for none) */
+  int32_t x, y, w, h;
+  float rotation;               /* radians, clockwise (GStreamer >= 1.26;
+                                 * else 0) */
+  float confidence;             /* of its location, 0..1 */
+  uint32_t id;                  /* its id in the frame's relation meta */
+  int32_t reserved;
+  int64_t track_id;             /* the id of a tracking entry it relates
+                                 * to, or -1 */
+} cudaipc_object;
+
+/* What @frame is; strings are valid until it is released. @info's
+ * struct_size says how much of it the caller knows (an older, shorter
+ * cudaipc_frame_info gets what it has room for). */
 CUDAIPC_API cudaipc_status cudaipc_frame_get_info (const cudaipc_frame * frame,
     cudaipc_frame_info * info);
 /* Region of interest @index (< info.n_regions) of @frame. */
 CUDAIPC_API cudaipc_status cudaipc_frame_get_region (const cudaipc_frame *
     frame, uint32_t index, cudaipc_region * region);
+/* Object detection @index (< info.n_objects) of @frame. */
+CUDAIPC_API cudaipc_status cudaipc_frame_get_object (const cudaipc_frame *
+    frame, uint32_t index, cudaipc_object * object);
 /* Gives the slot back to the producer (any thread). NULL is fine. */
 CUDAIPC_API void cudaipc_frame_release (cudaipc_frame * frame);
 
@@ -218,6 +241,22 @@ CUDAIPC_API const char *cudaipc_producer_last_error (void);
 CUDAIPC_API cudaipc_status cudaipc_producer_publish (cudaipc_producer *
     producer, uintptr_t data, uint64_t size, int on_device, uint64_t pts,
     uint32_t timeout_ms);
+/* publish() with what a detector found on the frame: @regions become
+ * GstVideoRegionOfInterestMeta (a confidence >= 0 as the "confidence"
+ * field of a "detection" parameter), @objects object detections of a
+ * GstAnalyticsRelationMeta (a track_id >= 0 adds a tracking entry the
+ * detection relates to), as cuipcsink carries them: consumers read them
+ * with cudaipc_frame_get_region() and _get_object(), cuipcsrc puts them
+ * on its buffers. Either array may be NULL with a count of 0. Refused
+ * (CUDAIPC_STATUS_INVALID, with the reason) before anything is copied:
+ * objects where this build has no gstreamer-analytics, a label or type
+ * without its NUL, a box with a negative size, more than the frame's
+ * metadata holds (docs/protocol.md, Frame metadata: 32 KiB, 1024 metas). */
+CUDAIPC_API cudaipc_status cudaipc_producer_publish_annotated
+    (cudaipc_producer * producer, uintptr_t data, uint64_t size,
+    int on_device, uint64_t pts, uint32_t timeout_ms,
+    const cudaipc_region * regions, uint32_t n_regions,
+    const cudaipc_object * objects, uint32_t n_objects);
 /* Consumers past their handshake. */
 CUDAIPC_API uint32_t cudaipc_producer_n_consumers (cudaipc_producer *
     producer);

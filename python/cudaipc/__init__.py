@@ -36,7 +36,8 @@ from . import _dlpack
 from ._lib import lib
 from . import _lib
 
-__all__ = ["Consumer", "Producer", "Frame", "Plane", "Region", "Error",
+__all__ = ["Consumer", "Producer", "Frame", "Plane", "Region", "Object",
+           "Error",
            "NoProducer", "Refused", "ProducerLost", "FrameTimeout",
            "TooManyFramesHeld", "Cancelled", "EndOfStream"]
 
@@ -210,20 +211,84 @@ class Plane(_Exporter):
 
 
 class Region:
-    """A region of interest the producer put on the frame."""
+    """A region of interest (GstVideoRegionOfInterestMeta): read from a
+    frame, or made to publish with one. @confidence (0..1, or None) travels
+    as the "confidence" field of a "detection" parameter."""
 
     __slots__ = ("type", "id", "parent_id", "x", "y", "w", "h",
                  "confidence")
 
-    def __init__(self, r):
-        self.type = r.type.decode()
-        self.id, self.parent_id = r.id, r.parent_id
-        self.x, self.y, self.w, self.h = r.x, r.y, r.w, r.h
-        self.confidence = None if r.confidence < 0 else r.confidence
+    def __init__(self, type="", x=0, y=0, w=0, h=0, *, id=0, parent_id=0,
+                 confidence=None):
+        self.type = type
+        self.id, self.parent_id = id, parent_id
+        self.x, self.y, self.w, self.h = x, y, w, h
+        self.confidence = confidence
+
+    @classmethod
+    def _from_c(cls, r):
+        return cls(r.type.decode(), r.x, r.y, r.w, r.h, id=r.id,
+                   parent_id=r.parent_id,
+                   confidence=None if r.confidence < 0 else r.confidence)
+
+    def _to_c(self, out):
+        out.type = _fixed(self.type, "a region's type")
+        out.id, out.parent_id = self.id, self.parent_id
+        out.x, out.y, out.w, out.h = self.x, self.y, self.w, self.h
+        out.confidence = -1.0 if self.confidence is None else \
+            float(self.confidence)
 
     def __repr__(self):
         return "<cudaipc.Region %s %d at %d,%d %dx%d>" % (
             self.type, self.id, self.x, self.y, self.w, self.h)
+
+
+class Object:
+    """An object detection of GStreamer's analytics metas
+    (GstAnalyticsODMtd, GStreamer >= 1.24): read from a frame, or made to
+    publish with one. @rotation (radians, clockwise) travels on GStreamer
+    >= 1.26; @track_id (or None) is the id of a tracking entry the
+    detection relates to; @id is its id in the frame's relation meta (set
+    by the library)."""
+
+    __slots__ = ("label", "x", "y", "w", "h", "confidence", "rotation",
+                 "track_id", "id")
+
+    def __init__(self, label="", x=0, y=0, w=0, h=0, confidence=0.0, *,
+                 rotation=0.0, track_id=None):
+        self.label = label
+        self.x, self.y, self.w, self.h = x, y, w, h
+        self.confidence, self.rotation = confidence, rotation
+        self.track_id = track_id
+        self.id = None
+
+    @classmethod
+    def _from_c(cls, o):
+        obj = cls(o.label.decode(), o.x, o.y, o.w, o.h, o.confidence,
+                  rotation=o.rotation,
+                  track_id=None if o.track_id < 0 else o.track_id)
+        obj.id = o.id
+        return obj
+
+    def _to_c(self, out):
+        out.label = _fixed(self.label, "an object's label")
+        out.x, out.y, out.w, out.h = self.x, self.y, self.w, self.h
+        out.confidence = float(self.confidence)
+        out.rotation = float(self.rotation)
+        out.track_id = -1 if self.track_id is None else int(self.track_id)
+
+    def __repr__(self):
+        return "<cudaipc.Object %s %.2f at %d,%d %dx%d>" % (
+            self.label, self.confidence, self.x, self.y, self.w, self.h)
+
+
+def _fixed(text, what):
+    """@text as the bytes of a char[64] of the C API."""
+    b = text.encode()
+    if len(b) >= 64 or b"\0" in b:
+        raise ValueError("%s must be under 64 bytes, without NUL: %r" %
+                         (what, text))
+    return b
 
 
 class Frame(_Exporter):
@@ -260,8 +325,10 @@ class Frame(_Exporter):
             info.capture_time
         self.publish_time = info.publish_time
         self._n_regions = info.n_regions
+        self._n_objects = info.n_objects
         self.flags = info.flags
         self._regions = None
+        self._objects = None
 
     def _check_open(self):
         if self._ptr is None or self._closed:
@@ -295,9 +362,24 @@ class Frame(_Exporter):
                 r = _lib.Region()
                 if lib.cudaipc_frame_get_region(self._ptr, i,
                                                 ctypes.byref(r)) == 0:
-                    out.append(Region(r))
+                    out.append(Region._from_c(r))
             self._regions = out
         return self._regions
+
+    @property
+    def objects(self):
+        """The object detections the producer put on the frame (empty
+        where the library was built without gstreamer-analytics)."""
+        if self._objects is None:
+            self._check_open()
+            out = []
+            for i in range(self._n_objects):
+                o = _lib.Object()
+                if lib.cudaipc_frame_get_object(self._ptr, i,
+                                                ctypes.byref(o)) == 0:
+                    out.append(Object._from_c(o))
+            self._objects = out
+        return self._objects
 
     def tobytes(self):
         """A copy of the frame's bytes (host backend)."""
@@ -477,15 +559,28 @@ class Producer(_Closing):
         if not self._p:
             raise Error(lib.cudaipc_producer_last_error().decode())
 
-    def publish(self, frame, pts=None, timeout=None):
+    def publish(self, frame, pts=None, timeout=None, *, regions=(),
+                objects=()):
         """Copies @frame (an array, a tensor or a buffer) into a slot and
-        publishes it. Returns False when the ring was full and it was
-        dropped."""
+        publishes it, with @regions (:class:`Region`) and @objects
+        (:class:`Object`) on it as GStreamer metas. Returns False when the
+        ring was full and it was dropped."""
         ptr, size, on_device, keep = _memory_of(frame)
-        st = lib.cudaipc_producer_publish(self._p, ptr, size,
-                                          1 if on_device else 0,
-                                          _NONE if pts is None else pts,
-                                          _ms(timeout))
+        pts = _NONE if pts is None else pts
+        if regions or objects:
+            rs = (_lib.Region * max(len(regions), 1))()
+            os_ = (_lib.Object * max(len(objects), 1))()
+            for r, c in zip(regions, rs):
+                r._to_c(c)
+            for o, c in zip(objects, os_):
+                o._to_c(c)
+            st = lib.cudaipc_producer_publish_annotated(
+                self._p, ptr, size, 1 if on_device else 0, pts,
+                _ms(timeout), rs, len(regions), os_, len(objects))
+        else:
+            st = lib.cudaipc_producer_publish(self._p, ptr, size,
+                                              1 if on_device else 0, pts,
+                                              _ms(timeout))
         del keep
         if st == _lib.STATUS_TIMEOUT:
             return False

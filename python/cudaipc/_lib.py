@@ -58,6 +58,7 @@ class FrameInfo(ctypes.Structure):
         ("publish_time", ctypes.c_uint64),
         ("n_regions", ctypes.c_uint32),
         ("flags", ctypes.c_uint32),
+        ("n_objects", ctypes.c_uint32),
     ]
 
 
@@ -71,6 +72,21 @@ class Region(ctypes.Structure):
         ("w", ctypes.c_uint32),
         ("h", ctypes.c_uint32),
         ("confidence", ctypes.c_double),
+    ]
+
+
+class Object(ctypes.Structure):
+    _fields_ = [
+        ("label", ctypes.c_char * 64),
+        ("x", ctypes.c_int32),
+        ("y", ctypes.c_int32),
+        ("w", ctypes.c_int32),
+        ("h", ctypes.c_int32),
+        ("rotation", ctypes.c_float),
+        ("confidence", ctypes.c_float),
+        ("id", ctypes.c_uint32),
+        ("reserved", ctypes.c_int32),
+        ("track_id", ctypes.c_int64),
     ]
 
 
@@ -130,6 +146,8 @@ _sigs = {
                                           _c.POINTER(FrameInfo)]),
     "cudaipc_frame_get_region": (_c.c_int, [_c.c_void_p, _c.c_uint32,
                                             _c.POINTER(Region)]),
+    "cudaipc_frame_get_object": (_c.c_int, [_c.c_void_p, _c.c_uint32,
+                                            _c.POINTER(Object)]),
     "cudaipc_frame_release": (None, [_c.c_void_p]),
     "cudaipc_producer_options_init": (None, [_c.POINTER(ProducerOptions)]),
     "cudaipc_producer_new": (_c.c_void_p, [_c.c_char_p, _c.c_char_p,
@@ -138,6 +156,10 @@ _sigs = {
     "cudaipc_producer_publish": (_c.c_int, [_c.c_void_p, _c.c_size_t,
                                             _c.c_uint64, _c.c_int,
                                             _c.c_uint64, _c.c_uint32]),
+"cudaipc_producer_publish_annotated": (
+        _c.c_int, [_c.c_void_p, _c.c_size_t, _c.c_uint64, _c.c_int,
+                   _c.c_uint64, _c.c_uint32, _c.POINTER(Region), _c.c_uint32,
+                   _c.POINTER(Object), _c.c_uint32]),
     "cudaipc_producer_n_consumers": (_c.c_uint32, [_c.c_void_p]),
     "cudaipc_producer_counts": (None, [_c.c_void_p,
                                        _c.POINTER(_c.c_uint64),

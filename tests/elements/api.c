@@ -188,6 +188,72 @@ GST_START_TEST (test_producer_read_by_src)
 
 GST_END_TEST;
 
+/* What publish_annotated() refuses, before a slot is taken; the frames
+ * themselves are read back in elements-python. */
+GST_START_TEST (test_producer_annotations_refused)
+{
+  cudaipc_producer_options o;
+  cudaipc_producer *prod;
+  gsize size = 320 * 240 * 3 / 2;
+  guint8 *frame = g_malloc0 (size);
+  cudaipc_region r = { "car", 1, 0, 2, 3, 4, 5, 0.5 };
+  cudaipc_object ob = { "car", 1, 2, 3, 4, 0, 0.5f, 0, 0, -1 };
+  uint64_t published = 0, dropped = 0;
+
+  cudaipc_producer_options_init (&o);
+  o.backend = CUDAIPC_BACKEND_TYPE_HOST;
+  prod = cudaipc_producer_new (sock, "video/x-raw, format=NV12, width=320, "
+      "height=240, framerate=30/1", &o);
+  fail_unless (prod != NULL, "%s", cudaipc_producer_last_error ());
+
+  /* regions alone are fine anywhere */
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, &r, 1, NULL, 0),
+      CUDAIPC_STATUS_OK);
+  /* a type without its NUL */
+  memset (r.type, 'x', sizeof (r.type));
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, &r, 1, NULL, 0),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (prod), "region 0") != NULL,
+      "%s", cudaipc_producer_error (prod));
+  /* more regions than a frame carries */
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, &r, 5000, NULL, 0),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (prod), "at most") != NULL);
+#ifdef HAVE_GST_ANALYTICS
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, NULL, 0, &ob, 1),
+      CUDAIPC_STATUS_OK);
+  ob.w = -1;
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, NULL, 0, &ob, 1),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (prod), "negative") != NULL,
+      "%s", cudaipc_producer_error (prod));
+#else
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (prod,
+          (uintptr_t) frame, size, 0, 0, 0, NULL, 0, &ob, 1),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (prod),
+          "without gstreamer-analytics") != NULL, "%s",
+      cudaipc_producer_error (prod));
+#endif
+  /* the refused ones took no slot and published nothing */
+  cudaipc_producer_counts (prod, &published, &dropped);
+#ifdef HAVE_GST_ANALYTICS
+  fail_unless_equals_uint64 (published, 2);
+#else
+  fail_unless_equals_uint64 (published, 1);
+#endif
+  fail_unless_equals_uint64 (dropped, 0);
+  cudaipc_producer_free (prod);
+  g_free (frame);
+}
+
+GST_END_TEST;
+
 static Suite *
 api_suite (void)
 {
@@ -200,6 +266,7 @@ api_suite (void)
   tcase_add_test (tc, test_consumer_reads_frames);
   tcase_add_test (tc, test_consumer_errors);
   tcase_add_test (tc, test_producer_read_by_src);
+  tcase_add_test (tc, test_producer_annotations_refused);
   return s;
 }
 

@@ -46,6 +46,8 @@ except ImportError:
 
 NODE = os.environ["CUDAIPC_IPC_NODE"]
 GPU = os.environ.get("CUDAIPC_TEST_GPU") == "1"
+# the library was built with gstreamer-analytics (GStreamer >= 1.24)
+ANALYTICS = os.environ.get("CUDAIPC_TEST_ANALYTICS") == "1"
 BACKEND = "cuda" if GPU else "host"
 W, H = 64, 48
 SIZE = W * H * 3 // 2
@@ -271,6 +273,18 @@ class ConsumerTests(Case):
                                      ("face", frame.offset, frame.offset,
                                       2 * frame.offset, 16, 9))
                     self.assertEqual(regions[1].parent_id, frame.offset)
+                    # test-metas.h's object detection and its tracking
+                    objects = frame.objects
+                    if not ANALYTICS:
+                        self.assertEqual(objects, [])
+                        continue
+                    self.assertEqual(len(objects), 1)
+                    o = objects[0]
+                    self.assertEqual((o.label, o.x, o.y, o.w, o.h,
+                                      o.track_id),
+                                     ("thing", frame.offset, 3, 40, 30,
+                                      frame.offset))
+                    self.assertAlmostEqual(o.confidence, 0.5, places=5)
         self.finish(p)
 
     @unittest.skipIf(GPU, "host backend")
@@ -357,7 +371,6 @@ class ProducerTests(Case):
             for _ in range(2000):
                 if out.consumers:
                     break
-                import time
                 time.sleep(0.01)
             self.assertEqual(out.consumers, 1)
             for i in range(40):
@@ -378,6 +391,69 @@ class ProducerTests(Case):
             self.assertEqual(out.counts, (40, 0))
         self.assertEqual(fields["frames"], "40")
         self.assertEqual(fields["bad"], "0")
+
+    def test_regions_and_objects_published(self):
+        import threading
+        got = []
+
+        def read():
+            with cudaipc.Consumer(self.sock, timeout=20, keep_all=True) \
+                    as cams:
+                for frame in cams:
+                    with frame:
+                        got.append((frame.offset, frame.regions,
+                                    frame.objects))
+
+        with cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND) \
+                as out:
+            reader = threading.Thread(target=read)
+            reader.start()
+            for _ in range(2000):
+                if out.consumers:
+                    break
+                time.sleep(0.01)
+            buf = bytearray(pattern(0))
+            for i in range(5):
+                regions = [cudaipc.Region("car", 10 * i, 20, 64, 48, id=i,
+                                          confidence=0.25 * (i % 4)),
+                           cudaipc.Region("plate", 10 * i + 4, 40, 16, 8,
+                                          id=100 + i, parent_id=i)]
+                objects = [cudaipc.Object("car", 10 * i, 20, 64, 48, 0.75,
+                                          track_id=7 + i),
+                           cudaipc.Object("person", 1, 2, 3, 4, 0.5)]
+                if ANALYTICS:
+                    self.assertTrue(out.publish(buf, pts=i, regions=regions,
+                                                objects=objects))
+                else:
+                    with self.assertRaises(cudaipc.Error) as e:
+                        out.publish(buf, regions=regions, objects=objects)
+                    self.assertIn("without gstreamer-analytics",
+                                  str(e.exception))
+                    self.assertTrue(out.publish(buf, pts=i,
+                                                regions=regions))
+            # refused before anything is copied: a label too long
+            with self.assertRaises(ValueError):
+                out.publish(buf, regions=[cudaipc.Region("x" * 64)])
+            out.end()
+            reader.join(60)
+            self.assertFalse(reader.is_alive())
+        self.assertEqual([g[0] for g in got], list(range(5)))
+        for i, regions, objects in got:
+            self.assertEqual([(r.type, r.id, r.parent_id, r.x, r.y, r.w, r.h)
+                              for r in regions],
+                             [("car", i, 0, 10 * i, 20, 64, 48),
+                              ("plate", 100 + i, i, 10 * i + 4, 40, 16, 8)])
+            self.assertEqual(regions[0].confidence, 0.25 * (i % 4))
+            self.assertIsNone(regions[1].confidence)
+            if not ANALYTICS:
+                self.assertEqual(objects, [])
+                continue
+            self.assertEqual([(o.label, o.x, o.y, o.w, o.h, o.track_id)
+                              for o in objects],
+                             [("car", 10 * i, 20, 64, 48, 7 + i),
+                              ("person", 1, 2, 3, 4, None)])
+            self.assertAlmostEqual(objects[0].confidence, 0.75, places=5)
+            self.assertAlmostEqual(objects[1].confidence, 0.5, places=5)
 
     def test_bad_caps(self):
         with self.assertRaises(cudaipc.Error) as e:

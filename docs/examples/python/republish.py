@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Reads NV12 frames from one producer, draws a box into a copy of each
 (where its regions of interest are, else in the middle) and publishes the
-copies on a socket of its own, for a cuipcsrc pipeline:
+copies on a socket of its own, with the boxes as regions of interest, for a
+cuipcsrc pipeline:
 
     python3 republish.py /tmp/cam0.sock /tmp/annotated.sock &
     gst-launch-1.0 cuipcsrc socket-path=/tmp/annotated.sock ! ...
@@ -58,12 +59,12 @@ def main():
                                               planes[1].reshape(h // 2, w)])
                 del planes
                 y = copy[:h]
-                for r in frame.regions:
+                regions = frame.regions or [
+                    cudaipc.Region("box", w // 4, h // 4, w // 2, h // 2)]
+                for r in regions:
                     box(y, min(r.x, w - 2), min(r.y, h - 2), max(r.w, 2),
                         max(r.h, 2))
-                if not frame.regions:
-                    box(y, w // 4, h // 4, w // 2, h // 2)
-                out.publish(copy, pts=frame.pts)
+                out.publish(copy, pts=frame.pts, regions=regions)
                 n += 1
             if args.frames and n >= args.frames:
                 break
