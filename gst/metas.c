@@ -119,7 +119,11 @@ put_str (GstByteWriter * w, const gchar * s)
     return FALSE;
   if (!gst_byte_writer_put_uint32_le (w, (guint32) len))
     return FALSE;
-  return s ? gst_byte_writer_put_data (w, (const guint8 *) s, len) :
+  /* the function, not the header's inline copy: knowing len <= 4096, the
+   * compiler expands that one into "rep movsq", which takes several times
+   * as long as a call to memcpy for strings of a few bytes (measured:
+   * most of the time an encode took) */
+  return s ? (gst_byte_writer_put_data) (w, (const guint8 *) s, len) :
       gst_byte_writer_put_uint8 (w, 0);
 }
 
@@ -176,26 +180,79 @@ field_type_of (const GValue * v)
   }
 }
 
+/* GStreamer's rule for structure and field names, checked here since
+ * gst_structure_new_empty() only asserts it: a letter, then letters,
+ * digits and "/-_.:+". */
 static gboolean
-is_plain (GQuark field, const GValue * v, gpointer user_data)
+valid_name (const gchar * s)
 {
-  return field_type_of (v) != 0;
+  if (!g_ascii_isalpha (s[0]))
+    return FALSE;
+  for (const gchar * c = s + 1; *c; c++) {
+    if (!g_ascii_isalnum (*c) && !strchr ("/-_.:+", *c))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+#if !GST_CHECK_VERSION (1, 26, 0)
+/* valid_name() of a quark's string, remembered: a name's validity never
+ * changes, and the encoder asks for the same few names on every frame. A
+ * slot overwritten by another thread only costs a check again. */
+static gboolean
+valid_quark (GQuark q)
+{
+  static gint seen[64];
+  guint i = q % G_N_ELEMENTS (seen);
+
+  if (q != 0 && (GQuark) g_atomic_int_get (&seen[i]) == q)
+    return TRUE;
+  if (q == 0 || !valid_name (g_quark_to_string (q)))
+    return FALSE;
+  g_atomic_int_set (&seen[i], (gint) q);
+  return TRUE;
+}
+#endif
+
+/* Field and structure names: GStreamer 1.26 keeps them as GstIdStr, and
+ * its quark calls make a quark of the string each time (a lock and a hash
+ * lookup), so there they are read as strings. */
+#if GST_CHECK_VERSION (1, 26, 0)
+#define FIELD_ARG const GstIdStr * field
+#define FIELD_STR gst_id_str_as_str (field)
+#define FIELD_VALID valid_name (FIELD_STR)
+#define STRUCTURE_FOREACH gst_structure_foreach_id_str
+#define STRUCTURE_NAME_VALID(st) valid_name (gst_structure_get_name (st))
+#else
+#define FIELD_ARG GQuark field
+#define FIELD_STR g_quark_to_string (field)
+#define FIELD_VALID valid_quark (field)
+#define STRUCTURE_FOREACH gst_structure_foreach
+#define STRUCTURE_NAME_VALID(st) valid_quark (gst_structure_get_name_id (st))
+#endif
+
+/* A field that travels in binary: of a plain type, with a name the reader
+ * takes (GStreamer's parser takes more: those go as text). */
+static gboolean
+is_plain (FIELD_ARG, const GValue * v, gpointer user_data)
+{
+  return field_type_of (v) != 0 && FIELD_VALID;
 }
 
 static gboolean
 plain_fields (const GstStructure * st)
 {
   return gst_structure_n_fields (st) <= CUDAIPC_MAX_META_ITEMS &&
-      gst_structure_foreach (st, is_plain, NULL);
+      STRUCTURE_NAME_VALID (st) && STRUCTURE_FOREACH (st, is_plain, NULL);
 }
 
 static gboolean
-put_field (GQuark field, const GValue * v, gpointer user_data)
+put_field (FIELD_ARG, const GValue * v, gpointer user_data)
 {
   GstByteWriter *w = user_data;
   FieldType t = field_type_of (v);
 
-  if (!put_str (w, g_quark_to_string (field)) ||
+  if (!is_plain (field, v, NULL) || !put_str (w, FIELD_STR) ||
       !gst_byte_writer_put_uint8 (w, t))
     return FALSE;
   switch (t) {
@@ -223,17 +280,23 @@ put_field (GQuark field, const GValue * v, gpointer user_data)
 static gboolean
 put_structure (GstByteWriter * w, const GstStructure * st)
 {
-  gint n;
+  guint at = gst_byte_writer_get_pos (w);
+  gint n = gst_structure_n_fields (st);
   gchar *text;
   gboolean ok;
 
-  if (plain_fields (st)) {
-    n = gst_structure_n_fields (st);
-    return gst_byte_writer_put_uint8 (w, STRUCT_FIELDS) &&
-        put_str (w, g_quark_to_string (gst_structure_get_name_id (st))) &&
-        gst_byte_writer_put_uint32_le (w, n) &&
-        gst_structure_foreach (st, put_field, w);
-  }
+  /* in fields, in one pass: a field of another type (put_field says so)
+   * takes the writer back, and the structure goes as text */
+  if (n <= CUDAIPC_MAX_META_ITEMS && STRUCTURE_NAME_VALID (st) &&
+      gst_byte_writer_put_uint8 (w, STRUCT_FIELDS) &&
+      put_str (w, gst_structure_get_name (st)) &&
+      gst_byte_writer_put_uint32_le (w, n) &&
+      STRUCTURE_FOREACH (st, put_field, w))
+    return TRUE;
+  gst_byte_writer_set_pos (w, at);
+  if (plain_fields (st))
+    /* plain, but no room left */
+    return FALSE;
   text = gst_structure_to_string (st);
   ok = gst_byte_writer_put_uint8 (w, STRUCT_TEXT) && put_str (w, text);
   g_free (text);
@@ -588,23 +651,10 @@ typedef struct
   guint next;
 } NameCache;
 
-static NameCache *
-name_cache (void)
-{
-  static GPrivate key = G_PRIVATE_INIT (g_free);
-  NameCache *c = g_private_get (&key);
-
-  if (c == NULL) {
-    c = g_new0 (NameCache, 1);
-    g_private_set (&key, c);
-  }
-  return c;
-}
-
 static gboolean
-peer_quark (const gchar * s, GQuark * out, GError ** error)
+peer_quark (NameCache * cache, const gchar * s, GQuark * out,
+    GError ** error)
 {
-  NameCache *cache;
 
   if (s[0] == '\0') {
     *out = 0;
@@ -612,9 +662,8 @@ peer_quark (const gchar * s, GQuark * out, GError ** error)
   }
   /* the cache's strings point into the blob being decoded (reset at
    * each decode) */
-  cache = name_cache ();
   for (guint i = 0; i < NAME_CACHE && cache->str[i]; i++) {
-    if (strcmp (cache->str[i], s) == 0) {
+    if (cache->str[i][0] == s[0] && strcmp (cache->str[i], s) == 0) {
       *out = cache->quark[i];
       return TRUE;
     }
@@ -703,23 +752,9 @@ parse_structure (const gchar * s, GError ** error)
   return st;
 }
 
-/* GStreamer's rule for structure and field names, checked here since
- * gst_structure_new_empty() only asserts it: a letter, then letters,
- * digits and "/-_.:+". */
 static gboolean
-valid_name (const gchar * s)
-{
-  if (!g_ascii_isalpha (s[0]))
-    return FALSE;
-  for (const gchar * c = s + 1; *c; c++) {
-    if (!g_ascii_isalnum (*c) && !strchr ("/-_.:+", *c))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
-get_field (GstByteReader * r, GstStructure * st, GError ** error)
+get_field (GstByteReader * r, NameCache * names, GstStructure * st,
+    GError ** error)
 {
   const gchar *name, *s;
   GQuark field;
@@ -737,7 +772,7 @@ get_field (GstByteReader * r, GstStructure * st, GError ** error)
     return FALSE;
   if (!valid_name (name))
     return bad (error, "a field name is not one");
-  if (!peer_quark (name, &field, error))
+  if (!peer_quark (names, name, &field, error))
     return FALSE;
   if (!gst_byte_reader_get_uint8 (r, &t))
     return bad (error, "a field is truncated");
@@ -786,7 +821,7 @@ get_field (GstByteReader * r, GstStructure * st, GError ** error)
 
 /* A structure as put_structure() wrote it. */
 static GstStructure *
-get_structure (GstByteReader * r, GError ** error)
+get_structure (GstByteReader * r, NameCache * names, GError ** error)
 {
   GstStructure *st;
   const gchar *s;
@@ -811,11 +846,11 @@ get_structure (GstByteReader * r, GError ** error)
     bad (error, "a structure name is not one");
     return NULL;
   }
-  if (!peer_quark (s, &name, error))
+  if (!peer_quark (names, s, &name, error))
     return NULL;
   st = gst_structure_new_id_empty (name);
   for (guint i = 0; i < n; i++) {
-    if (!get_field (r, st, error)) {
+    if (!get_field (r, names, st, error)) {
       gst_structure_free (st);
       return NULL;
     }
@@ -824,13 +859,15 @@ get_structure (GstByteReader * r, GError ** error)
 }
 
 static gboolean
-decode_roi (GstByteReader * r, GstBuffer * buf, GError ** error)
+decode_roi (GstByteReader * r, NameCache * names, GstBuffer * buf,
+    GError ** error)
 {
-  GPtrArray *params = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_structure_free);
+  /* all of a region's parameters are read before its meta is made; most
+   * have one or two */
+  GstStructure *few[8], **params = few;
   const gchar *type;
   gint32 id, parent;
-  guint32 x, y, w, h, n;
+  guint32 x, y, w, h, n, got = 0;
   GQuark q;
   GstVideoRegionOfInterestMeta *roi;
 
@@ -843,31 +880,33 @@ decode_roi (GstByteReader * r, GstBuffer * buf, GError ** error)
       !gst_byte_reader_get_uint32_le (r, &h) ||
       !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
     goto fail;
-  for (guint i = 0; i < n; i++) {
-    GstStructure *st = get_structure (r, error);
-
-    if (st == NULL)
+  if (n > G_N_ELEMENTS (few))
+    params = g_new (GstStructure *, n);
+  for (; got < n; got++) {
+    params[got] = get_structure (r, names, error);
+    if (params[got] == NULL)
       goto fail;
-    g_ptr_array_add (params, st);
   }
-  if (!at_end (r, error) || !peer_quark (type, &q, error))
+  if (!at_end (r, error) || !peer_quark (names, type, &q, error))
     goto fail;
 
   roi = gst_buffer_add_video_region_of_interest_meta_id (buf, q, x, y, w, h);
   roi->id = id;
   roi->parent_id = parent;
-  for (guint i = 0; i < params->len; i++)
-    gst_video_region_of_interest_meta_add_param (roi,
-        g_ptr_array_index (params, i));
-  /* the meta took them */
-  g_ptr_array_set_free_func (params, NULL);
-  g_ptr_array_unref (params);
+  /* the meta takes them */
+  for (guint i = 0; i < n; i++)
+    gst_video_region_of_interest_meta_add_param (roi, params[i]);
+  if (params != few)
+    g_free (params);
   return TRUE;
 
 fail:
   if (error && *error == NULL)
     bad (error, "a region of interest is truncated");
-  g_ptr_array_unref (params);
+  for (guint i = 0; i < got; i++)
+    gst_structure_free (params[i]);
+  if (params != few)
+    g_free (params);
   return FALSE;
 }
 
@@ -963,7 +1002,7 @@ typedef struct
 } Mtd;
 
 static gboolean
-read_mtd (GstByteReader * r, Mtd * m, GError ** error)
+read_mtd (GstByteReader * r, NameCache * names, Mtd * m, GError ** error)
 {
   const gchar *s;
 
@@ -973,7 +1012,7 @@ read_mtd (GstByteReader * r, Mtd * m, GError ** error)
     return bad (error, "an analytics entry is truncated");
   switch (m->kind) {
     case MTD_OD:
-      if (!get_str (r, &s, error) || !peer_quark (s, &m->type, error))
+      if (!get_str (r, &s, error) || !peer_quark (names, s, &m->type, error))
         return FALSE;
       if (!gst_byte_reader_get_int32_le (r, &m->x) ||
           !gst_byte_reader_get_int32_le (r, &m->y) ||
@@ -987,7 +1026,8 @@ read_mtd (GstByteReader * r, Mtd * m, GError ** error)
       if (!get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
         return FALSE;
       for (guint i = 0; i < m->n; i++) {
-        if (!get_str (r, &s, error) || !peer_quark (s, &m->quarks[i], error))
+        if (!get_str (r, &s, error) || !peer_quark (names, s, &m->quarks[i],
+                error))
           return FALSE;
         if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
           return bad (error, "a classification is truncated");
@@ -1042,7 +1082,8 @@ add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
     GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
 
 static gboolean
-decode_analytics (GstByteReader * r, GstBuffer * buf, GError ** error)
+decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
+    GError ** error)
 {
   GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
   GArray *rels = g_array_new (FALSE, FALSE, sizeof (guint32) * 3);
@@ -1057,7 +1098,7 @@ decode_analytics (GstByteReader * r, GstBuffer * buf, GError ** error)
   for (guint i = 0; i < n; i++) {
     Mtd *m = &g_array_index (mtds, Mtd, i);
 
-    if (!read_mtd (r, m, error))
+    if (!read_mtd (r, names, m, error))
       goto out;
     if (g_hash_table_contains (ids, GUINT_TO_POINTER (m->id))) {
       bad (error, "two analytics entries of one id");
@@ -1130,7 +1171,8 @@ out:
 /* FALSE with @error for a bad entry; TRUE, *@added FALSE, for one this
  * process cannot rebuild. */
 static gboolean
-decode_one (guint16 kind, const guint8 * data, guint32 len, GstBuffer * buf,
+decode_one (NameCache * names, guint16 kind, const guint8 * data, guint32 len,
+    GstBuffer * buf,
     gboolean * added, GError ** error)
 {
   GstByteReader r;
@@ -1140,7 +1182,7 @@ decode_one (guint16 kind, const guint8 * data, guint32 len, GstBuffer * buf,
   *added = TRUE;
   switch (kind) {
     case KIND_ROI:
-      ok = decode_roi (&r, buf, error);
+      ok = decode_roi (&r, names, buf, error);
       break;
     case KIND_TIMECODE:
       ok = decode_timecode (&r, buf, error);
@@ -1153,7 +1195,7 @@ decode_one (guint16 kind, const guint8 * data, guint32 len, GstBuffer * buf,
       break;
 #ifdef HAVE_GST_ANALYTICS
     case KIND_ANALYTICS:
-      ok = decode_analytics (&r, buf, error);
+      ok = decode_analytics (&r, names, buf, error);
       break;
 #endif
 #if SERIALIZABLE
@@ -1187,6 +1229,8 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
 {
   GstByteReader r;
   guint n = 0;
+  /* its strings point into @blob */
+  NameCache names = { {NULL,}, };
 
   g_return_val_if_fail (blob != NULL || len == 0, FALSE);
   g_return_val_if_fail (GST_IS_BUFFER (buf), FALSE);
@@ -1199,7 +1243,6 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
         CUDAIPC_MAX_META_BYTES);
     return FALSE;
   }
-  memset (name_cache (), 0, sizeof (NameCache));
   gst_byte_reader_init (&r, blob, len);
   while (gst_byte_reader_get_remaining (&r) > 0) {
     guint16 kind, reserved;
@@ -1224,7 +1267,7 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
           "are, or has a reserved field set", n);
       return FALSE;
     }
-    if (!decode_one (kind, data, size, buf, &added, &err)) {
+    if (!decode_one (&names, kind, data, size, buf, &added, &err)) {
       counts->dropped++;
       g_set_error (error, CUDAIPC_ERROR, err->code, "meta %u (kind %u): %s",
           n, kind, err->message);

@@ -143,6 +143,43 @@ GST_START_TEST (test_region_of_interest)
 
 GST_END_TEST;
 
+/* A parameter whose names GStreamer's parser takes but the binary form
+ * does not (a field name that starts with "/"): it travels as text, and
+ * arrives as it was (found by fuzz-metas: it went in binary and the
+ * reader refused it). */
+GST_START_TEST (test_region_param_names_as_text)
+{
+  GstBuffer *src = gst_buffer_new (), *dst;
+  GstVideoRegionOfInterestMeta *roi;
+  GstStructure *param = gst_structure_from_string ("detection, "
+      "/onfidence=(double)0.5, label=(string)car;", NULL);
+  const GstStructure *got;
+  gdouble d = 0;
+
+  fail_unless (param != NULL);
+  roi = gst_buffer_add_video_region_of_interest_meta (src, "face", 1, 2, 3,
+      4);
+  gst_video_region_of_interest_meta_add_param (roi, param);
+  /* a good one beside it still goes in binary, and arrives */
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_new ("score", "value", G_TYPE_DOUBLE, 0.25, NULL));
+  dst = round_trip (src, NULL, NULL);
+  roi = gst_buffer_get_video_region_of_interest_meta (dst);
+  fail_unless (roi != NULL);
+  got = gst_video_region_of_interest_meta_get_param (roi, "detection");
+  fail_unless (got != NULL);
+  fail_unless (gst_structure_get_double (got, "/onfidence", &d));
+  fail_unless (d == 0.5);
+  fail_unless_equals_string (gst_structure_get_string (got, "label"), "car");
+  got = gst_video_region_of_interest_meta_get_param (roi, "score");
+  fail_unless (got != NULL && gst_structure_get_double (got, "value", &d));
+  fail_unless (d == 0.25);
+  gst_buffer_unref (src);
+  gst_buffer_unref (dst);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_two_hundred_regions)
 {
   GstBuffer *src = gst_buffer_new (), *dst;
@@ -819,6 +856,7 @@ metas_suite (void)
   suite_add_tcase (s, tc);
   g_print ("metas carried by this build: %s\n", cudaipc_metas_carried ());
   tcase_add_test (tc, test_region_of_interest);
+  tcase_add_test (tc, test_region_param_names_as_text);
   tcase_add_test (tc, test_two_hundred_regions);
   tcase_add_test (tc, test_time_code_crop_reference);
 #ifdef HAVE_GST_ANALYTICS
