@@ -22,6 +22,7 @@
 #include "bench.h"
 #ifdef HAVE_GST_CUDA
 #include "bench-gstcuda.h"
+#include "test-bus.h"
 #endif
 
 /* GstCudaMemory's allocator type (gstcudamemory.h, nvcodec 1.20 and
@@ -87,28 +88,7 @@ bench_say (const gchar * line)
 gboolean
 bench_bus_ok (GstElement * pipeline, GstClockTime wait, gboolean * eos)
 {
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, wait,
-      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-  gboolean ok = TRUE;
-
-  if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    GError *err = NULL;
-    gchar *dbg = NULL;
-
-    gst_message_parse_error (msg, &err, &dbg);
-    g_printerr ("error from %s: %s (%s)\n", GST_OBJECT_NAME (msg->src),
-        err->message, dbg ? dbg : "");
-    g_clear_error (&err);
-    g_free (dbg);
-    ok = FALSE;
-  } else if (msg && eos) {
-    *eos = TRUE;
-  }
-  if (msg)
-    gst_message_unref (msg);
-  gst_object_unref (bus);
-  return ok;
+  return cudaipc_test_bus_ok (pipeline, wait, eos);
 }
 
 GstElement *

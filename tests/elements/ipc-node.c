@@ -74,6 +74,7 @@
 #include "device.h"
 #include "test-metas.h"
 #include "test-pattern.h"
+#include "test-bus.h"
 
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
@@ -234,32 +235,7 @@ parse_pipeline (const gchar * desc)
   return pipeline;
 }
 
-/* Returns FALSE on an error message (printed). */
-static gboolean
-bus_ok (GstElement * pipeline, GstClockTime timeout, gboolean * eos)
-{
-  GstBus *bus = gst_element_get_bus (pipeline);
-  GstMessage *msg = gst_bus_timed_pop_filtered (bus, timeout,
-      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-  gboolean ok = TRUE;
-
-  if (msg && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    GError *err = NULL;
-    gchar *dbg = NULL;
-    gst_message_parse_error (msg, &err, &dbg);
-    g_printerr ("error from %s: %s (%s)\n", GST_OBJECT_NAME (msg->src),
-        err->message, dbg ? dbg : "");
-    g_clear_error (&err);
-    g_free (dbg);
-    ok = FALSE;
-  } else if (msg && eos) {
-    *eos = TRUE;
-  }
-  if (msg)
-    gst_message_unref (msg);
-  gst_object_unref (bus);
-  return ok;
-}
+#define bus_ok cudaipc_test_bus_ok
 
 typedef struct
 {

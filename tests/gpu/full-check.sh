@@ -19,7 +19,13 @@
 #      flat out and paced, each again with tests/bench/bench-consumer.py
 #      (the cudaipc package, torch.from_dlpack per frame) under
 #      $CUDAIPC_BENCH_PYTHON, else /opt/torch/.venv/bin/python3,
-#   7. the soak test on the cuda backend with $SOAK_FRAMES frames (default
+#   7. the scale run (tests/bench/scale-run.py): $SCALE_STREAMS (default
+#      32) streams of 1080p30 from producers of 4 streams each, read by 3
+#      analytics processes that each read all of them, for $SCALE_SECONDS
+#      (60), then doubling until a p99 is over one frame time or a frame
+#      is lost (at most 128 streams); its results file and PNG plot in
+#      OUTDIR; SCALE_SECONDS=0 leaves it out,
+#   8. the soak test on the cuda backend with $SOAK_FRAMES frames (default
 #      200000): fds, host memory and the device's free memory must end
 #      where they started.
 # Each step has its own time limit (timeout) and the run goes on after a
@@ -37,7 +43,8 @@
 #   no --kit   the system's GStreamer where pkg-config finds one (build
 #              folder build-gpu), else the 122 kit
 #
-# Environment: BUILD_DIR, SOAK_FRAMES, GPU_SUITE_LIMIT (seconds for the
+# Environment: BUILD_DIR, SOAK_FRAMES, SCALE_STREAMS, SCALE_SECONDS,
+# GPU_SUITE_LIMIT (seconds for the
 # whole gpu suite, default 900), BENCH_FRAMES (default 2000), BENCH_SECONDS
 # (2), BENCH_TIMEOUT_ROW (30 s a row), BENCH_ARGS (more cudaipc-bench
 # options), CUDAIPC_NO_APT (1 by default here: such machines often have no
@@ -187,6 +194,13 @@ step bench-python 300 "grep -E '^cudaipc-bench: rows: ' \"\$log\" | tail -n 1 | 
   --frames "${BENCH_FRAMES:-2000}" --seconds "${BENCH_SECONDS:-2}" \
   --timeout "${BENCH_TIMEOUT_ROW:-30}" --rates 0,1000 --transports floor,cudaipc \
   --python-consumer
+if [ "${SCALE_SECONDS:-60}" != 0 ]; then
+  step scale 900 "grep -E '^largest count' \"\$log\" | tail -n 1" \
+    env BUILD_DIR="$BUILD_DIR" python3 tests/bench/scale-run.py \
+    --streams "${SCALE_STREAMS:-32}" --seconds "${SCALE_SECONDS:-60}" \
+    --backend cuda --find-limit --max-streams 128 \
+    --output "$out/scale.json" --plot "$out/scale.png"
+fi
 step soak 1200 "grep -v '^ *$' \"\$log\" | tail -n 1" \
   env FRAMES="$soak_frames" tests/soak/soak.sh "$BUILD_DIR/tests/ipc-node" cuda
 
