@@ -8,8 +8,6 @@
 
 #include "cudaipc-enums.h"
 #include "server.h"
-#include "cudaipcsink.h"
-#include "cudaipcsrc.h"
 
 GType
 gst_cu_ipc_backend_get_type (void)

@@ -1,173 +1,156 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cuipcsink's properties: their specs and documentation, their defaults,
- * set and get (cudaipcsink.c has the element's behaviour).
+ * cuipcsink's properties (cudaipcsink-props.h has the contract).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "cudaipcsink-private.h"
+#include <gst/gst.h>
+
+#include "cudaipcsink-props.h"
 
 static GParamSpec *properties[N_PROPERTIES];
 
-static void
-gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GstCuIpcSink *self = GST_CU_IPC_SINK (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      g_free (self->socket_path);
-      self->socket_path = g_value_dup_string (value);
-      break;
-    case PROP_SOCKET_MODE:
-      self->socket_mode = g_value_get_uint (value);
-      break;
-    case PROP_BACKEND:
-      self->backend = g_value_get_enum (value);
-      break;
-    case PROP_DEVICE_ID:
-      self->device_id = g_value_get_int (value);
-      break;
-    case PROP_RING_SIZE:
-      self->ring_size = g_value_get_uint (value);
-      break;
-    case PROP_ORDERING:
-      self->ordering = g_value_get_enum (value);
-      break;
-    case PROP_ON_FULL:
-      self->on_full = g_value_get_enum (value);
-      break;
-    case PROP_FULL_TIMEOUT:
-      self->full_timeout = g_value_get_uint (value);
-      break;
-    case PROP_WAIT_FOR_CONNECTION:
-      self->wait_for_connection = g_value_get_boolean (value);
-      break;
-    case PROP_CONSUMER_TIMEOUT:
-      self->consumer_timeout = g_value_get_uint (value);
-      if (self->server)
-        cudaipc_server_set_client_timeout (self->server,
-            self->consumer_timeout);
-      break;
-    case PROP_ALLOWED_USERS:
-      g_free (self->allowed_users);
-      self->allowed_users = g_value_dup_string (value);
-      break;
-    case PROP_METAS:
-      g_free (self->metas);
-      self->metas = g_value_dup_string (value);
-      break;
-    case PROP_STATS_INTERVAL:
-      self->stats_interval = g_value_get_uint (value);
-      break;
-    case PROP_ALLOWED_GROUPS:
-      g_free (self->allowed_groups);
-      self->allowed_groups = g_value_dup_string (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  /* a render() waiting for a slot or a consumer re-reads the setting */
-  if (self->server && (prop_id == PROP_WAIT_FOR_CONNECTION ||
-          prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
-    cudaipc_server_wake (self->server);
-  GST_OBJECT_UNLOCK (self);
-}
-
-
-static void
-gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
-    GValue * value, GParamSpec * pspec)
-{
-  GstCuIpcSink *self = GST_CU_IPC_SINK (object);
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      g_value_set_string (value, self->socket_path);
-      break;
-    case PROP_SOCKET_MODE:
-      g_value_set_uint (value, self->socket_mode);
-      break;
-    case PROP_BACKEND:
-      g_value_set_enum (value, self->backend);
-      break;
-    case PROP_DEVICE_ID:
-      g_value_set_int (value, self->device_id);
-      break;
-    case PROP_RING_SIZE:
-      g_value_set_uint (value, self->ring_size);
-      break;
-    case PROP_ORDERING:
-      g_value_set_enum (value, self->ordering);
-      break;
-    case PROP_ON_FULL:
-      g_value_set_enum (value, self->on_full);
-      break;
-    case PROP_FULL_TIMEOUT:
-      g_value_set_uint (value, self->full_timeout);
-      break;
-    case PROP_WAIT_FOR_CONNECTION:
-      g_value_set_boolean (value, self->wait_for_connection);
-      break;
-    case PROP_CONSUMER_TIMEOUT:
-      g_value_set_uint (value, self->consumer_timeout);
-      break;
-    case PROP_ALLOWED_USERS:
-      g_value_set_string (value, self->allowed_users);
-      break;
-    case PROP_ALLOWED_GROUPS:
-      g_value_set_string (value, self->allowed_groups);
-      break;
-    case PROP_NUM_CLIENTS:
-      g_value_set_uint (value,
-          self->server ? cudaipc_server_get_n_clients (self->server) : 0);
-      break;
-    case PROP_METAS:
-      g_value_set_string (value, self->metas);
-      break;
-    case PROP_STATS_INTERVAL:
-      g_value_set_uint (value, self->stats_interval);
-      break;
-    case PROP_STATS:
-      g_value_take_boxed (value, gst_cu_ipc_sink_get_stats_locked (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
-}
-
-
 void
-gst_cu_ipc_sink_init_properties (GstCuIpcSink * self)
+gst_cu_ipc_sink_props_init (GstCuIpcSinkProps * p)
 {
-  self->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
-  self->socket_mode = DEFAULT_SOCKET_MODE;
-  self->backend = DEFAULT_BACKEND;
-  self->device_id = DEFAULT_DEVICE_ID;
-  self->ring_size = DEFAULT_RING_SIZE;
-  self->ordering = DEFAULT_ORDERING;
-  self->on_full = DEFAULT_ON_FULL;
-  self->full_timeout = DEFAULT_FULL_TIMEOUT;
-  self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
-  self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
-  self->stats_interval = DEFAULT_STATS_INTERVAL;
-  self->metas = g_strdup (DEFAULT_METAS);
+  p->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
+  p->socket_mode = DEFAULT_SOCKET_MODE;
+  p->backend = DEFAULT_BACKEND;
+  p->device_id = DEFAULT_DEVICE_ID;
+  p->ring_size = DEFAULT_RING_SIZE;
+  p->ordering = DEFAULT_ORDERING;
+  p->on_full = DEFAULT_ON_FULL;
+  p->full_timeout = DEFAULT_FULL_TIMEOUT;
+  p->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
+  p->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
+  p->stats_interval = DEFAULT_STATS_INTERVAL;
+  p->metas = g_strdup (DEFAULT_METAS);
 }
 
 void
-gst_cu_ipc_sink_install_properties (GObjectClass * gobject_class)
+gst_cu_ipc_sink_props_clear (GstCuIpcSinkProps * p)
 {
-  gobject_class->set_property = gst_cu_ipc_sink_set_property;
-  gobject_class->get_property = gst_cu_ipc_sink_get_property;
+  g_clear_pointer (&p->socket_path, g_free);
+  g_clear_pointer (&p->allowed_users, g_free);
+  g_clear_pointer (&p->allowed_groups, g_free);
+  g_clear_pointer (&p->metas, g_free);
+}
 
+gboolean
+gst_cu_ipc_sink_props_set (GstCuIpcSinkProps * p, guint prop_id,
+    const GValue * value)
+{
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_free (p->socket_path);
+      p->socket_path = g_value_dup_string (value);
+      break;
+    case PROP_SOCKET_MODE:
+      p->socket_mode = g_value_get_uint (value);
+      break;
+    case PROP_BACKEND:
+      p->backend = g_value_get_enum (value);
+      break;
+    case PROP_DEVICE_ID:
+      p->device_id = g_value_get_int (value);
+      break;
+    case PROP_RING_SIZE:
+      p->ring_size = g_value_get_uint (value);
+      break;
+    case PROP_ORDERING:
+      p->ordering = g_value_get_enum (value);
+      break;
+    case PROP_ON_FULL:
+      p->on_full = g_value_get_enum (value);
+      break;
+    case PROP_FULL_TIMEOUT:
+      p->full_timeout = g_value_get_uint (value);
+      break;
+    case PROP_WAIT_FOR_CONNECTION:
+      p->wait_for_connection = g_value_get_boolean (value);
+      break;
+    case PROP_CONSUMER_TIMEOUT:
+      p->consumer_timeout = g_value_get_uint (value);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_free (p->allowed_users);
+      p->allowed_users = g_value_dup_string (value);
+      break;
+    case PROP_METAS:
+      g_free (p->metas);
+      p->metas = g_value_dup_string (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      p->stats_interval = g_value_get_uint (value);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_free (p->allowed_groups);
+      p->allowed_groups = g_value_dup_string (value);
+      break;
+    default:
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+gst_cu_ipc_sink_props_get (const GstCuIpcSinkProps * p, guint prop_id,
+    GValue * value)
+{
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_value_set_string (value, p->socket_path);
+      break;
+    case PROP_SOCKET_MODE:
+      g_value_set_uint (value, p->socket_mode);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, p->backend);
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, p->device_id);
+      break;
+    case PROP_RING_SIZE:
+      g_value_set_uint (value, p->ring_size);
+      break;
+    case PROP_ORDERING:
+      g_value_set_enum (value, p->ordering);
+      break;
+    case PROP_ON_FULL:
+      g_value_set_enum (value, p->on_full);
+      break;
+    case PROP_FULL_TIMEOUT:
+      g_value_set_uint (value, p->full_timeout);
+      break;
+    case PROP_WAIT_FOR_CONNECTION:
+      g_value_set_boolean (value, p->wait_for_connection);
+      break;
+    case PROP_CONSUMER_TIMEOUT:
+      g_value_set_uint (value, p->consumer_timeout);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_value_set_string (value, p->allowed_users);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_value_set_string (value, p->allowed_groups);
+      break;
+    case PROP_METAS:
+      g_value_set_string (value, p->metas);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, p->stats_interval);
+      break;
+    default:
+      return FALSE;
+  }
+  return TRUE;
+}
+
+void
+gst_cu_ipc_sink_props_install (GObjectClass * gobject_class)
+{
   /**
    * GstCuIpcSink:socket-path:
    *

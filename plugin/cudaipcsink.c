@@ -51,7 +51,8 @@
 
 #include <gst/video/video.h>
 
-#include "cudaipcsink-private.h"
+#include "cudaipcsink.h"
+#include "cudaipcsink-props.h"
 #include "cudaipc-enums.h"
 #include "copier.h"
 #include "credentials.h"
@@ -69,6 +70,33 @@ GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_sink_debug);
 /* render(): no deadline computed yet (-1 and times are taken) */
 #define NO_DEADLINE G_MININT64
 
+
+struct _GstCuIpcSink
+{
+  GstBaseSink parent;
+
+  /* the properties' values, object lock (cudaipcsink-props.h) */
+  GstCuIpcSinkProps props;
+
+  /* object lock; set in start(), cleared in stop() */
+  CudaIpcServer *server;
+  CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
+  /* the stopped server's and copier's counters */
+  CudaIpcServerStats last_stats;
+  CudaIpcCopierCounts last_counts;
+
+  /* streaming thread, from start() to stop() */
+  CudaIpcDevice *dev;
+  GstVideoInfo info;
+  gboolean have_info;
+  CudaIpcMetaFilter *meta_filter;       /* of metas, read at start() */
+  GByteArray *meta_blob;        /* the frame's metas on the wire */
+  gboolean warned_metas;        /* that some were left out */
+  CudaIpcMetaCounts meta_counts;        /* object lock */
+
+  /* posts the counters every stats-interval; start() to stop() */
+  CudaIpcTicker *ticker;
+};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -179,8 +207,8 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
 
 /* The stats property: the totals with "client-stats", an array of the
  * consumers' structures. */
-GstStructure *
-gst_cu_ipc_sink_get_stats_locked (GstCuIpcSink * self)
+static GstStructure *
+get_stats_property_locked (GstCuIpcSink * self)
 {
   g_autoptr (GPtrArray) clients = g_ptr_array_new ();
   GstStructure *st = get_stats_locked (self, clients);
@@ -226,14 +254,53 @@ post_stats (gpointer user_data)
 /* GObject */
 
 static void
+gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCuIpcSink *self = GST_CU_IPC_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  if (!gst_cu_ipc_sink_props_set (&self->props, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (self->server && prop_id == PROP_CONSUMER_TIMEOUT)
+    cudaipc_server_set_client_timeout (self->server,
+        self->props.consumer_timeout);
+  /* a render() waiting for a slot or a consumer re-reads the setting */
+  if (self->server && (prop_id == PROP_WAIT_FOR_CONNECTION ||
+          prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
+    cudaipc_server_wake (self->server);
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCuIpcSink *self = GST_CU_IPC_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_NUM_CLIENTS:
+      g_value_set_uint (value,
+          self->server ? cudaipc_server_get_n_clients (self->server) : 0);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed (value, get_stats_property_locked (self));
+      break;
+    default:
+      if (!gst_cu_ipc_sink_props_get (&self->props, prop_id, value))
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
 gst_cu_ipc_sink_finalize (GObject * object)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
 
-  g_free (self->allowed_users);
-  g_free (self->allowed_groups);
-  g_free (self->socket_path);
-  g_free (self->metas);
+  gst_cu_ipc_sink_props_clear (&self->props);
   cudaipc_server_stats_clear (&self->last_stats);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -277,18 +344,18 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
 
   cudaipc_server_config_init (&config);
   GST_OBJECT_LOCK (self);
-  path = g_strdup (self->socket_path);
-  config.mode = self->socket_mode;
-  backend = self->backend;
-  device_id = self->device_id;
-  config.n_slots = self->ring_size;
-  config.client_timeout_ms = self->consumer_timeout;
-  config.ordering = self->ordering;
+  path = g_strdup (self->props.socket_path);
+  config.mode = self->props.socket_mode;
+  backend = self->props.backend;
+  device_id = self->props.device_id;
+  config.n_slots = self->props.ring_size;
+  config.client_timeout_ms = self->props.consumer_timeout;
+  config.ordering = self->props.ordering;
   name = g_strdup (GST_OBJECT_NAME (self));
-  users = g_strdup (self->allowed_users);
-  groups = g_strdup (self->allowed_groups);
-  stats_interval = self->stats_interval;
-  metas = g_strdup (self->metas);
+  users = g_strdup (self->props.allowed_users);
+  groups = g_strdup (self->props.allowed_groups);
+  stats_interval = self->props.stats_interval;
+  metas = g_strdup (self->props.metas);
   GST_OBJECT_UNLOCK (self);
 
   meta_filter = cudaipc_meta_filter_new (metas, &error);
@@ -474,7 +541,7 @@ wait_for_consumer (GstCuIpcSink * self)
     gboolean wait_conn;
 
     GST_OBJECT_LOCK (self);
-    wait_conn = self->wait_for_connection;
+    wait_conn = self->props.wait_for_connection;
     GST_OBJECT_UNLOCK (self);
     if (!wait_conn || cudaipc_server_get_n_clients (self->server) > 0)
       return GST_FLOW_OK;
@@ -513,8 +580,8 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
     guint full_timeout;
 
     GST_OBJECT_LOCK (self);
-    on_full = self->on_full;
-    full_timeout = self->full_timeout;
+    on_full = self->props.on_full;
+    full_timeout = self->props.full_timeout;
     GST_OBJECT_UNLOCK (self);
 
     if (on_full == GST_CU_IPC_SINK_ON_FULL_DROP) {
@@ -549,7 +616,7 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
         guint ring_size;
 
         GST_OBJECT_LOCK (self);
-        ring_size = self->ring_size;
+        ring_size = self->props.ring_size;
         GST_OBJECT_UNLOCK (self);
         GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
             ("Cannot allocate a ring of %u slots for frames of %"
@@ -715,9 +782,11 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseSinkClass *basesink_class = GST_BASE_SINK_CLASS (klass);
 
+  gobject_class->set_property = gst_cu_ipc_sink_set_property;
+  gobject_class->get_property = gst_cu_ipc_sink_get_property;
   gobject_class->finalize = gst_cu_ipc_sink_finalize;
 
-  gst_cu_ipc_sink_install_properties (gobject_class);
+  gst_cu_ipc_sink_props_install (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
@@ -743,5 +812,5 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
 static void
 gst_cu_ipc_sink_init (GstCuIpcSink * self)
 {
-  gst_cu_ipc_sink_init_properties (self);
+  gst_cu_ipc_sink_props_init (&self->props);
 }

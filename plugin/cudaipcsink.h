@@ -24,25 +24,14 @@
 #include <gst/gst.h>
 #include <gst/base/gstbasesink.h>
 
+#include "cudaipc-enums.h"
+
 G_BEGIN_DECLS
 
 #define GST_TYPE_CU_IPC_SINK (gst_cu_ipc_sink_get_type ())
 G_DECLARE_FINAL_TYPE (GstCuIpcSink, gst_cu_ipc_sink, GST, CU_IPC_SINK,
     GstBaseSink);
 
-/* GstCuIpcSinkOnFull: what render() does when every slot is held. */
-typedef enum
-{
-  GST_CU_IPC_SINK_ON_FULL_WAIT = 0,
-  GST_CU_IPC_SINK_ON_FULL_DROP = 1,
-} GstCuIpcSinkOnFull;
-
-#define GST_TYPE_CU_IPC_SINK_ON_FULL (gst_cu_ipc_sink_on_full_get_type ())
-GType gst_cu_ipc_sink_on_full_get_type (void);
-
-/* GstCuIpcSinkOrdering: the values of CudaIpcOrdering (server.h). */
-#define GST_TYPE_CU_IPC_SINK_ORDERING (gst_cu_ipc_sink_ordering_get_type ())
-GType gst_cu_ipc_sink_ordering_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsink);
 GST_ELEMENT_REGISTER_DECLARE (cuipcsink);

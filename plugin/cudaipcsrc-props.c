@@ -1,159 +1,133 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cuipcsrc's properties: their specs and documentation, their defaults,
- * set and get (cudaipcsrc.c has the element's behaviour).
+ * cuipcsrc's properties (cudaipcsrc-props.h has the contract).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "cudaipcsrc-private.h"
+#include <gst/gst.h>
+
+#include "cudaipcsrc-props.h"
 
 static GParamSpec *properties[N_PROPS];
 
-static void
-gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
-    const GValue * value, GParamSpec * pspec)
-{
-  GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
-
-  switch (prop_id) {
-    case PROP_IS_LIVE:
-      gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
-      return;
-    default:
-      break;
-  }
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      g_free (self->socket_path);
-      self->socket_path = g_value_dup_string (value);
-      break;
-    case PROP_DEVICE_ID:
-      self->device_id = g_value_get_int (value);
-      break;
-    case PROP_CONNECT_TIMEOUT:
-      self->connect_timeout = g_value_get_uint (value);
-      break;
-    case PROP_RECONNECT:
-      self->reconnect = g_value_get_boolean (value);
-      break;
-    case PROP_RECONNECT_TIMEOUT:
-      self->reconnect_timeout = g_value_get_uint (value);
-      break;
-    case PROP_MAX_HELD:
-      self->max_held = g_value_get_int (value);
-      if (self->client != NULL)
-        cudaipc_client_set_max_held (self->client, self->max_held);
-      break;
-    case PROP_TIMESTAMP_MODE:
-      self->timestamp_mode = g_value_get_enum (value);
-      break;
-    case PROP_CLIENT_NAME:
-      g_free (self->client_name);
-      self->client_name = g_value_dup_string (value);
-      break;
-    case PROP_STATS_INTERVAL:
-      self->stats_interval = g_value_get_uint (value);
-      break;
-    case PROP_OUTPUT_MEMORY:
-      self->output_memory = g_value_get_enum (value);
-      break;
-    case PROP_PEER_ACCESS:
-      self->peer_access = g_value_get_boolean (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
-}
-
-
-static void
-gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
-    GParamSpec * pspec)
-{
-  GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
-
-  switch (prop_id) {
-    case PROP_IS_LIVE:
-      g_value_set_boolean (value, gst_base_src_is_live (GST_BASE_SRC (self)));
-      return;
-    case PROP_STATS:
-      g_value_take_boxed (value, gst_cu_ipc_src_get_stats (self));
-      return;
-    default:
-      break;
-  }
-
-  GST_OBJECT_LOCK (self);
-  switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      g_value_set_string (value, self->socket_path);
-      break;
-    case PROP_DEVICE_ID:
-      g_value_set_int (value, self->device_id);
-      break;
-    case PROP_CONNECT_TIMEOUT:
-      g_value_set_uint (value, self->connect_timeout);
-      break;
-    case PROP_RECONNECT:
-      g_value_set_boolean (value, self->reconnect);
-      break;
-    case PROP_RECONNECT_TIMEOUT:
-      g_value_set_uint (value, self->reconnect_timeout);
-      break;
-    case PROP_MAX_HELD:
-      g_value_set_int (value, self->max_held);
-      break;
-    case PROP_TIMESTAMP_MODE:
-      g_value_set_enum (value, self->timestamp_mode);
-      break;
-    case PROP_CLIENT_NAME:
-      g_value_set_string (value, self->client_name);
-      break;
-    case PROP_STATS_INTERVAL:
-      g_value_set_uint (value, self->stats_interval);
-      break;
-    case PROP_OUTPUT_MEMORY:
-      g_value_set_enum (value, self->output_memory);
-      break;
-    case PROP_PEER_ACCESS:
-      g_value_set_boolean (value, self->peer_access);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
-  GST_OBJECT_UNLOCK (self);
-}
-
-
 void
-gst_cu_ipc_src_init_properties (GstCuIpcSrc * self)
+gst_cu_ipc_src_props_init (GstCuIpcSrcProps * p)
 {
-  self->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
-  self->device_id = DEFAULT_DEVICE_ID;
-  self->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
-  self->reconnect = DEFAULT_RECONNECT;
-  self->reconnect_timeout = DEFAULT_RECONNECT_TIMEOUT;
-  self->max_held = DEFAULT_MAX_HELD;
-  self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
-  self->client_name = g_strdup (DEFAULT_CLIENT_NAME);
-  self->stats_interval = DEFAULT_STATS_INTERVAL;
-  self->output_memory = DEFAULT_OUTPUT_MEMORY;
-  self->peer_access = DEFAULT_PEER_ACCESS;
+  p->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
+  p->device_id = DEFAULT_DEVICE_ID;
+  p->connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+  p->reconnect = DEFAULT_RECONNECT;
+  p->reconnect_timeout = DEFAULT_RECONNECT_TIMEOUT;
+  p->max_held = DEFAULT_MAX_HELD;
+  p->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
+  p->client_name = g_strdup (DEFAULT_CLIENT_NAME);
+  p->stats_interval = DEFAULT_STATS_INTERVAL;
+  p->output_memory = DEFAULT_OUTPUT_MEMORY;
+  p->peer_access = DEFAULT_PEER_ACCESS;
 }
 
 void
-gst_cu_ipc_src_install_properties (GObjectClass * gobject_class)
+gst_cu_ipc_src_props_clear (GstCuIpcSrcProps * p)
 {
-  gobject_class->set_property = gst_cu_ipc_src_set_property;
-  gobject_class->get_property = gst_cu_ipc_src_get_property;
+  g_clear_pointer (&p->socket_path, g_free);
+  g_clear_pointer (&p->client_name, g_free);
+}
 
+gboolean
+gst_cu_ipc_src_props_set (GstCuIpcSrcProps * p, guint prop_id,
+    const GValue * value)
+{
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_free (p->socket_path);
+      p->socket_path = g_value_dup_string (value);
+      break;
+    case PROP_DEVICE_ID:
+      p->device_id = g_value_get_int (value);
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      p->connect_timeout = g_value_get_uint (value);
+      break;
+    case PROP_RECONNECT:
+      p->reconnect = g_value_get_boolean (value);
+      break;
+    case PROP_RECONNECT_TIMEOUT:
+      p->reconnect_timeout = g_value_get_uint (value);
+      break;
+    case PROP_MAX_HELD:
+      p->max_held = g_value_get_int (value);
+      break;
+    case PROP_TIMESTAMP_MODE:
+      p->timestamp_mode = g_value_get_enum (value);
+      break;
+    case PROP_CLIENT_NAME:
+      g_free (p->client_name);
+      p->client_name = g_value_dup_string (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      p->stats_interval = g_value_get_uint (value);
+      break;
+    case PROP_OUTPUT_MEMORY:
+      p->output_memory = g_value_get_enum (value);
+      break;
+    case PROP_PEER_ACCESS:
+      p->peer_access = g_value_get_boolean (value);
+      break;
+    default:
+      return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean
+gst_cu_ipc_src_props_get (const GstCuIpcSrcProps * p, guint prop_id,
+    GValue * value)
+{
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_value_set_string (value, p->socket_path);
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, p->device_id);
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      g_value_set_uint (value, p->connect_timeout);
+      break;
+    case PROP_RECONNECT:
+      g_value_set_boolean (value, p->reconnect);
+      break;
+    case PROP_RECONNECT_TIMEOUT:
+      g_value_set_uint (value, p->reconnect_timeout);
+      break;
+    case PROP_MAX_HELD:
+      g_value_set_int (value, p->max_held);
+      break;
+    case PROP_TIMESTAMP_MODE:
+      g_value_set_enum (value, p->timestamp_mode);
+      break;
+    case PROP_CLIENT_NAME:
+      g_value_set_string (value, p->client_name);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, p->stats_interval);
+      break;
+    case PROP_OUTPUT_MEMORY:
+      g_value_set_enum (value, p->output_memory);
+      break;
+    case PROP_PEER_ACCESS:
+      g_value_set_boolean (value, p->peer_access);
+      break;
+    default:
+      return FALSE;
+  }
+  return TRUE;
+}
+
+void
+gst_cu_ipc_src_props_install (GObjectClass * gobject_class)
+{
   /**
    * GstCuIpcSrc:socket-path:
    *

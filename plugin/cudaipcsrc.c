@@ -44,7 +44,8 @@
 
 #include <gst/video/video.h>
 
-#include "cudaipcsrc-private.h"
+#include "cudaipcsrc.h"
+#include "cudaipcsrc-props.h"
 #include "client.h"
 #include "error.h"
 #include "gstcuda.h"
@@ -61,6 +62,50 @@ GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 
 /* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
+
+struct _GstCuIpcSrc
+{
+  GstPushSrc parent;
+
+  /* the properties' values, object lock (cudaipcsrc-props.h) */
+  GstCuIpcSrcProps props;
+  GstCaps *offer;               /* what get_caps offers once caps are known */
+  guint64 pushed;               /* frames pushed since start() */
+  CudaIpcMetaCounts metas;      /* object lock: since start() */
+  gboolean warned_metas;        /* a refused meta was warned about on this
+                                 * connection */
+
+  /* the protocol side; NULL when its wake-up fd could not be made */
+  CudaIpcClient *client;
+
+  /* start(), stop() and the streaming thread */
+  gchar *path;                  /* socket-path while started */
+  guint connections;            /* made since start() */
+  gboolean announce;            /* post connected/reconnected with the
+                                 * connection's first frame */
+  CudaIpcBackend backend;       /* the producer's, once connected */
+  GstClockTime frame_duration;  /* object lock: of the caps applied, or
+                                 * NONE */
+  guint held_limit;             /* object lock: max-held in effect on the
+                                 * connection, 0 before one */
+  /* passthrough: the producer's last segment, and whether the running
+   * time offset that lines it up with this pipeline is still to apply */
+  GstSegment producer_segment;
+  gboolean have_producer_segment;
+  gboolean segment_needs_offset;
+  GstCaps *out_caps;            /* the producer's caps now applied */
+  gboolean pushed_any;          /* a buffer went out since start() */
+  gboolean segment_pending;     /* new_segment() since the last buffer */
+  GQueue pending_events;        /* waiting for the next buffer */
+  CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
+
+  /* nvcodec interop: the pipeline's GstCudaContext (object lock: queries
+   * read it from any thread), and the output into GstCudaMemory that
+   * decide_allocation() chose for the current caps (streaming thread) */
+  GObject *cuda_ctx;
+  CudaIpcGstCudaOut *cuda_out;
+  const gchar *output;          /* object lock: what cuda_out does */
+};
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -84,7 +129,7 @@ get_timestamp_mode (GstCuIpcSrc * self)
   GstCuIpcSrcTimestampMode mode;
 
   GST_OBJECT_LOCK (self);
-  mode = self->timestamp_mode;
+  mode = self->props.timestamp_mode;
   GST_OBJECT_UNLOCK (self);
   return mode;
 }
@@ -153,10 +198,10 @@ gst_cu_ipc_src_open (GstCuIpcSrc * self)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  timeout = again ? self->reconnect_timeout : self->connect_timeout;
-  device_id = self->device_id;
-  name = g_strdup (self->client_name);
-  cudaipc_client_set_peer_access (self->client, self->peer_access);
+  timeout = again ? self->props.reconnect_timeout : self->props.connect_timeout;
+  device_id = self->props.device_id;
+  name = g_strdup (self->props.client_name);
+  cudaipc_client_set_peer_access (self->client, self->props.peer_access);
   GST_OBJECT_UNLOCK (self);
 
   GST_DEBUG_OBJECT (self, "connecting to %s (%s %u ms)", self->path, setting,
@@ -233,7 +278,7 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
   gboolean reconnect;
 
   GST_OBJECT_LOCK (self);
-  reconnect = self->reconnect;
+  reconnect = self->props.reconnect;
   GST_OBJECT_UNLOCK (self);
 
   /* without a BYE from the producer, bye_text is this consumer's reason
@@ -615,7 +660,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GstCuIpcSrcOutputMemory mode;
 
     GST_OBJECT_LOCK (self);
-    mode = self->output_memory;
+    mode = self->props.output_memory;
     GST_OBJECT_UNLOCK (self);
     if (out != NULL) {
       buf = out;
@@ -662,7 +707,7 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
 
   GST_OBJECT_LOCK (self);
   g_free (self->path);
-  self->path = g_strdup (self->socket_path);
+  self->path = g_strdup (self->props.socket_path);
   self->pushed = 0;
   memset (&self->metas, 0, sizeof (self->metas));
   GST_OBJECT_UNLOCK (self);
@@ -684,7 +729,7 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   gst_clear_caps (&self->out_caps);
 
   GST_OBJECT_LOCK (self);
-  stats_interval = self->stats_interval;
+  stats_interval = self->props.stats_interval;
   GST_OBJECT_UNLOCK (self);
   if (stats_interval > 0)
     self->ticker = cudaipc_ticker_new ("cudaipcsrc-stats", stats_interval,
@@ -786,8 +831,8 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  mode = self->output_memory;
-  device_id = self->device_id;
+  mode = self->props.output_memory;
+  device_id = self->props.device_id;
   GST_OBJECT_UNLOCK (self);
 
   gst_query_parse_allocation (query, &caps, NULL);
@@ -845,7 +890,7 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
     gint device_id;
 
     GST_OBJECT_LOCK (self);
-    device_id = self->device_id;
+    device_id = self->props.device_id;
     GST_OBJECT_UNLOCK (self);
     if (cudaipc_gstcuda_handle_set_context (element, context, device_id, &ctx))
       set_cuda_ctx (self, ctx);
@@ -870,7 +915,7 @@ query_latency (GstCuIpcSrc * self, GstQuery * query)
 
   GST_OBJECT_LOCK (self);
   duration = self->frame_duration;
-  max_held = self->max_held;
+  max_held = self->props.max_held;
   held = self->held_limit;
   GST_OBJECT_UNLOCK (self);
   if (GST_CLOCK_TIME_IS_VALID (duration)) {
@@ -913,7 +958,7 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
 
 /* GObject */
 
-GstStructure *
+static GstStructure *
 gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
 {
   CudaIpcClientStats cs = { 0, };
@@ -957,6 +1002,46 @@ post_stats (gpointer user_data)
 }
 
 static void
+gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
+
+  if (prop_id == PROP_IS_LIVE) {
+    gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
+    return;
+  }
+  GST_OBJECT_LOCK (self);
+  if (!gst_cu_ipc_src_props_set (&self->props, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  if (prop_id == PROP_MAX_HELD && self->client != NULL)
+    cudaipc_client_set_max_held (self->client, self->props.max_held);
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
+    GParamSpec * pspec)
+{
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
+
+  switch (prop_id) {
+    case PROP_IS_LIVE:
+      g_value_set_boolean (value, gst_base_src_is_live (GST_BASE_SRC (self)));
+      return;
+    case PROP_STATS:
+      g_value_take_boxed (value, gst_cu_ipc_src_get_stats (self));
+      return;
+    default:
+      break;
+  }
+  GST_OBJECT_LOCK (self);
+  if (!gst_cu_ipc_src_props_get (&self->props, prop_id, value))
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
 gst_cu_ipc_src_finalize (GObject * object)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
@@ -967,8 +1052,7 @@ gst_cu_ipc_src_finalize (GObject * object)
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   gst_clear_caps (&self->offer);
-  g_free (self->socket_path);
-  g_free (self->client_name);
+  gst_cu_ipc_src_props_clear (&self->props);
   g_free (self->path);
 
   G_OBJECT_CLASS (gst_cu_ipc_src_parent_class)->finalize (object);
@@ -980,14 +1064,14 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   GstBaseSrc *bsrc = GST_BASE_SRC (self);
   g_autoptr (GError) err = NULL;
 
-  gst_cu_ipc_src_init_properties (self);
+  gst_cu_ipc_src_props_init (&self->props);
   self->output = OUTPUT_IMPORTED;
 
   self->client = cudaipc_client_new (&err);
   if (self->client == NULL)
     GST_ERROR_OBJECT (self, "%s", err->message);
   else
-    cudaipc_client_set_max_held (self->client, self->max_held);
+    cudaipc_client_set_max_held (self->client, self->props.max_held);
   g_queue_init (&self->pending_events);
 
   gst_base_src_set_format (bsrc, GST_FORMAT_TIME);
@@ -1002,9 +1086,11 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
 
+  gobject_class->set_property = gst_cu_ipc_src_set_property;
+  gobject_class->get_property = gst_cu_ipc_src_get_property;
   gobject_class->finalize = gst_cu_ipc_src_finalize;
 
-  gst_cu_ipc_src_install_properties (gobject_class);
+  gst_cu_ipc_src_props_install (gobject_class);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,

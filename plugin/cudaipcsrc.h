@@ -27,33 +27,12 @@
 #include <gst/gst.h>
 #include <gst/base/gstpushsrc.h>
 
+#include "cudaipc-enums.h"
+
 G_BEGIN_DECLS
 #define GST_TYPE_CU_IPC_SRC (gst_cu_ipc_src_get_type ())
 G_DECLARE_FINAL_TYPE (GstCuIpcSrc, gst_cu_ipc_src, GST, CU_IPC_SRC, GstPushSrc);
 
-/* GstCuIpcSrcTimestampMode: how frames are stamped (docs/design.md). */
-typedef enum
-{
-  GST_CU_IPC_SRC_TIMESTAMP_CLOCK = 0,
-  GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH = 1,
-} GstCuIpcSrcTimestampMode;
-
-#define GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE \
-  (gst_cu_ipc_src_timestamp_mode_get_type ())
-GType gst_cu_ipc_src_timestamp_mode_get_type (void);
-
-/* GstCuIpcSrcOutputMemory: the memory frames go downstream in, with
- * CUDA memory caps (docs/elements.md). */
-typedef enum
-{
-  GST_CU_IPC_SRC_OUTPUT_AUTO = 0,
-  GST_CU_IPC_SRC_OUTPUT_IMPORTED = 1,
-  GST_CU_IPC_SRC_OUTPUT_GST_CUDA = 2,
-} GstCuIpcSrcOutputMemory;
-
-#define GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY \
-  (gst_cu_ipc_src_output_memory_get_type ())
-GType gst_cu_ipc_src_output_memory_get_type (void);
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
 GST_ELEMENT_REGISTER_DECLARE (cuipcsrc);

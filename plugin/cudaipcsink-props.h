@@ -1,20 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What cudaipcsink.c (the element's behaviour) and cudaipcsink-props.c
- * (its properties: their specs and documentation, defaults, set and get)
- * share: the instance and the property ids.
+ * cuipcsink's properties: their ids, their values (GstCuIpcSinkProps,
+ * which the element keeps under its object lock), their defaults, and the
+ * specs with their documentation (cudaipcsink-props.c). The element sets
+ * and reads them through these calls and does what they say.
  */
 #pragma once
 
-#include <gst/video/video.h>
+#include <glib-object.h>
 
-#include "cudaipcsink.h"
 #include "cudaipc-enums.h"
-#include "copier.h"
 #include "device.h"
-#include "metas.h"
 #include "server.h"
-#include "ticker.h"
 
 G_BEGIN_DECLS
 
@@ -57,11 +54,8 @@ enum
 #define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_METAS "all"
 
-struct _GstCuIpcSink
+typedef struct
 {
-  GstBaseSink parent;
-
-  /* properties, object lock */
   gchar *socket_path;
   guint socket_mode;
   CudaIpcBackend backend;
@@ -76,33 +70,18 @@ struct _GstCuIpcSink
   gchar *allowed_groups;
   guint stats_interval;
   gchar *metas;
+} GstCuIpcSinkProps;
 
-  /* object lock; set in start(), cleared in stop() */
-  CudaIpcServer *server;
-  CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
-  /* the stopped server's and copier's counters */
-  CudaIpcServerStats last_stats;
-  CudaIpcCopierCounts last_counts;
-
-  /* streaming thread, from start() to stop() */
-  CudaIpcDevice *dev;
-  GstVideoInfo info;
-  gboolean have_info;
-  CudaIpcMetaFilter *meta_filter;       /* of metas, read at start() */
-  GByteArray *meta_blob;        /* the frame's metas on the wire */
-  gboolean warned_metas;        /* that some were left out */
-  CudaIpcMetaCounts meta_counts;        /* object lock */
-
-  /* posts the counters every stats-interval; start() to stop() */
-  CudaIpcTicker *ticker;
-};
-
-
-/* cudaipcsink-props.c */
-void gst_cu_ipc_sink_install_properties (GObjectClass * klass);
-void gst_cu_ipc_sink_init_properties (GstCuIpcSink * self);
-
-/* cudaipcsink.c: the stats property (object lock held) */
-GstStructure *gst_cu_ipc_sink_get_stats_locked (GstCuIpcSink * self);
+/* Installs every property of the element on @klass. */
+void gst_cu_ipc_sink_props_install (GObjectClass * klass);
+/* The defaults into @p; _clear() frees what @p holds. */
+void gst_cu_ipc_sink_props_init (GstCuIpcSinkProps * p);
+void gst_cu_ipc_sink_props_clear (GstCuIpcSinkProps * p);
+/* FALSE for a property that is not a stored value (the element's own:
+ * stats, counters). */
+gboolean gst_cu_ipc_sink_props_set (GstCuIpcSinkProps * p, guint prop_id,
+    const GValue * value);
+gboolean gst_cu_ipc_sink_props_get (const GstCuIpcSinkProps * p,
+    guint prop_id, GValue * value);
 
 G_END_DECLS
