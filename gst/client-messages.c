@@ -11,7 +11,9 @@
 #endif
 
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client-private.h"
 #include "block.h"
@@ -717,4 +719,84 @@ cudaipc_client_held (CudaIpcClient * client)
   held = s->held;
   g_mutex_unlock (&s->lock);
   return held;
+}
+
+/* Waiting and receiving (the client's other files use these too) */
+
+gint
+cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
+{
+  for (;;) {
+    struct pollfd pfd[2] = {
+      {client->wake_fd, POLLIN, 0},
+      {fd, POLLIN, 0},
+    };
+    int timeout = -1, n;
+
+    if (g_atomic_int_get (&client->cancelled))
+      return -ECANCELED;
+    if (deadline > 0) {
+      gint64 left = deadline - g_get_monotonic_time ();
+
+      if (left <= 0)
+        return 0;
+      /* round up: never wake a whole millisecond early */
+      timeout = (int) MIN ((left + 999) / 1000, G_MAXINT);
+    }
+
+    n = poll (pfd, fd >= 0 ? 2 : 1, timeout);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    /* only a wake-up whose cancel() still holds cancels */
+    if ((pfd[0].revents & POLLIN) && g_atomic_int_get (&client->cancelled))
+      return -ECANCELED;
+    if (fd >= 0 && pfd[1].revents != 0) {
+      if (pfd[1].revents & POLLNVAL)
+        return -EBADF;
+      /* POLLHUP and POLLERR too: recv says what happened */
+      return 1;
+    }
+    if (pfd[0].revents & POLLIN) {
+      guint64 value;
+
+      /* stale: uncancel() ran between the write and now */
+      while (read (client->wake_fd, &value, sizeof (value)) > 0) {
+      }
+    }
+  }
+}
+
+gint
+cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
+    CudaIpcMsg * msg, gint64 deadline)
+{
+  gint ret;
+
+  cudaipc_msg_init (msg, 0);
+  ret =
+      cudaipc_client_wait_readable (client, cudaipc_conn_get_fd (conn),
+      deadline);
+  if (ret == 0)
+    return -ETIMEDOUT;
+  if (ret < 0)
+    return ret;
+  return cudaipc_conn_recv (conn, msg);
+}
+
+void
+cudaipc_client_item_clear (CudaIpcClientItem * item)
+{
+  if (item == NULL)
+    return;
+  /* unreffing the memory sends the RELEASE */
+  if (item->frame.memory != NULL)
+    gst_memory_unref (item->frame.memory);
+  gst_clear_caps (&item->frame.caps);
+  g_clear_pointer (&item->frame.meta, g_bytes_unref);
+  gst_clear_event (&item->event);
+  g_free (item->bye_text);
+  memset (item, 0, sizeof (*item));
 }
