@@ -43,7 +43,11 @@
 #   no --kit   the system's GStreamer where pkg-config finds one (build
 #              folder build-gpu), else the 122 kit
 #
-# Environment: BUILD_DIR, SOAK_FRAMES, SCALE_STREAMS, SCALE_SECONDS,
+# Environment: STEPS (a comma-separated list of the steps to run, e.g.
+# gpu-suite,bench; the build always runs; default all: build, gpu-suite,
+# bench, bench-ordering, bench-metas, bench-python, scale, soak, so that a
+# machine lent in calls of a few minutes each takes them a few at a time),
+# BUILD_DIR, SOAK_FRAMES, SCALE_STREAMS, SCALE_SECONDS,
 # GPU_SUITE_LIMIT (seconds for the
 # whole gpu suite, default 900), BENCH_FRAMES (default 2000), BENCH_SECONDS
 # (2), BENCH_TIMEOUT_ROW (30 s a row), BENCH_ARGS (more cudaipc-bench
@@ -131,6 +135,12 @@ failed=0
 step() {
   local name=$1 limit=$2 detail=$3
   shift 3
+  # STEPS: only these (build always runs: the others need it)
+  if [ -n "${STEPS:-}" ] && [ "$name" != build ] &&
+    ! printf ',%s,' "$STEPS" | grep -q ",$name,"; then
+    summary+=("$name: not asked for (STEPS=$STEPS)")
+    return 0
+  fi
   echo "== $name (at most $limit s)"
   local t0=$SECONDS rc=0 log="$out/$name.log" verdict more=""
   timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1 || rc=$?
