@@ -106,6 +106,9 @@ struct _CudaIpcClient
                                  * background reader leaves it to them */
   gboolean in_receive;          /* receive() is waiting for an item */
   gint64 left_at;               /* monotonic: receive() last returned */
+  gboolean reader_asleep;       /* the background reader waits for a change
+                                 * of the above (not for a time): only then
+                                 * does a change need to wake it */
   gboolean reader_quit;
   GThread *reader;              /* started by the first receive() */
   int reader_wake_fd;           /* eventfd: give back the right to read */
