@@ -256,7 +256,7 @@ give_right_locked (CudaIpcClient * client)
   wake_waiters_locked (client);
 }
 
-/* max-held in effect: the setting, half the producer's ring for
+/* max-held in effect: the setting, the producer's ring less one for
  * CUDAIPC_MAX_HELD_AUTO, G_MAXUINT for no limit */
 static guint
 held_limit (CudaIpcClient * client)
@@ -267,7 +267,7 @@ held_limit (CudaIpcClient * client)
     return (guint) max_held;
   if (max_held == 0)
     return G_MAXUINT;
-  return MAX (client->n_slots / 2, 1);
+  return MAX (client->n_slots - 1, 1);
 }
 
 static void

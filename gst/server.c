@@ -471,7 +471,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
  * holding the most slots goes (then the one with the oldest frame), and
  * only one per call: the caller looks for a free slot before dropping
  * another. So a consumer that holds its newest frames, no more than its
- * max-held (half the ring by default), while one that never releases
+ * max-held (the ring less one by default), while one that never releases
  * holds every slot, stays: once that one is gone a slot is free. A
  * consumer keeps its newest frame as long as it likes (a sink showing its
  * last frame does), and a slow one that keeps releasing (what it cannot

@@ -200,13 +200,15 @@ gst_cu_ipc_src_props_install (GObjectClass * gobject_class)
    * the producer at once, counted in frames-dropped (the oldest one read
    * and not pushed yet, else the one that arrives): a slow consumer loses
    * frames instead of stalling the producer or being dropped by it. -1
-   * (the default): half the producer's ring, at least 1. 0: no limit (a
+   * (the default): the producer's ring less one, at least 1 (a syncing
+   * sink holds the frame it showed last, the one it waits to show and the
+   * next, read meanwhile). 0: no limit (a
    * consumer that must see every frame; with on-full=wait it holds the
    * producer back when it is slow).
    */
   properties[PROP_MAX_HELD] = g_param_spec_int ("max-held", "Max held",
-      "Most frames held at once; more are dropped (-1 = half the "
-      "producer's ring, 0 = no limit)", -1, G_MAXINT, DEFAULT_MAX_HELD,
+      "Most frames held at once; more are dropped (-1 = the producer's "
+      "ring less one, 0 = no limit)", -1, G_MAXINT, DEFAULT_MAX_HELD,
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**

@@ -267,8 +267,8 @@ main (int argc, char **argv)
     return 1;
   }
   /* max-held=0: this program checks every frame, so the source keeps all
-   * that appsink queues (by default it holds at most half the producer's
-   * ring and drops the rest, so that a slow reader never holds the
+   * that appsink queues (by default it holds at most the producer's ring
+   * less one and drops the rest, so that a slow reader never holds the
    * producer back) */
   g_object_set (src, "socket-path", argv[1], "device-id", device_id,
       "max-held", 0, NULL);

@@ -58,7 +58,8 @@ static GOptionEntry entries[] = {
       "producer: consumers to wait for on every stream (3)", "C"},
   {"max-held", 0, 0, G_OPTION_ARG_INT, &max_held,
       "consumer: cuipcsrc max-held (0: every frame, a slow reader holds "
-        "its producer back; -1: half the ring, frames beyond dropped)", "M"},
+        "its producer back; -1: the ring less one, frames beyond dropped)",
+      "M"},
   {NULL}
 };
 

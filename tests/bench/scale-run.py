@@ -244,7 +244,7 @@ def main():
     ap.add_argument("--reader-max-held", type=int, default=0,
                     help="the readers' cuipcsrc max-held (0: every frame, "
                     "a slow reader holds its producer back, as on-full="
-                    "wait means; -1: half the ring, frames beyond dropped "
+                    "wait means; -1: the ring less one, frames beyond dropped "
                     "and counted)")
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--fps", type=int, default=30)
