@@ -178,6 +178,16 @@ bench_row_compute (Row * row, gboolean have_gpu_base)
         "warm-up and delivered are counted by arrival");
 }
 
+/* @ref ran, at the same resolution, consumer count and rate as @row: the
+ * rows a ratio compares */
+static gboolean
+same_point_ran (const Row * ref, const Row * row)
+{
+  return ref->width == row->width && ref->height == row->height &&
+      ref->n_consumers == row->n_consumers && ref->rate == row->rate &&
+      !ref->skipped && !ref->failed;
+}
+
 static Row *
 find_a_row (GPtrArray * rows, const Row * row)
 {
@@ -185,9 +195,7 @@ find_a_row (GPtrArray * rows, const Row * row)
     Row *a = g_ptr_array_index (rows, i);
 
     if (a->transport == TRANSPORT_CUDAIPC && !a->python && a->rois == 0 &&
-        a->width == row->width && a->height == row->height &&
-        a->n_consumers == row->n_consumers && a->rate == row->rate &&
-        !a->skipped && !a->failed)
+        same_point_ran (a, row))
       return a;
   }
   return NULL;
@@ -199,9 +207,7 @@ find_floor_row (GPtrArray * rows, const Row * row)
   for (guint i = 0; i < rows->len; i++) {
     Row *f = g_ptr_array_index (rows, i);
 
-    if (f->transport == TRANSPORT_FLOOR && f->width == row->width &&
-        f->height == row->height && f->n_consumers == row->n_consumers &&
-        f->rate == row->rate && !f->skipped && !f->failed)
+    if (f->transport == TRANSPORT_FLOOR && same_point_ran (f, row))
       return f;
   }
   return NULL;

@@ -351,13 +351,7 @@ bench_run_floor_producer (void)
     FloorMsg m = { FLOOR_FRAME, slot, i, 0, 0, 0 };
     gboolean last = i + 1 == total;
 
-    if (opts.rate > 0) {
-      gint64 due = start + (gint64) (i * GST_SECOND / opts.rate);
-      gint64 now = bench_now_ns ();
-
-      if (due > now)
-        g_usleep ((due - now) / 1000);
-    }
+    bench_pace (start, i);
     if (i == (guint64) opts.warmup) {
       t0 = bench_now_ns ();
       cpu0 = bench_cpu_ns ();

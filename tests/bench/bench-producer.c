@@ -361,15 +361,7 @@ bench_run_producer (Transport t)
     GstBuffer *buf;
     gboolean last = i + 1 == total;
 
-    /* paced: frame i is due i / rate after the first; a late one goes at
-     * once (no catching up in bursts beyond what is due) */
-    if (opts.rate > 0) {
-      gint64 due = start + (gint64) (i * GST_SECOND / opts.rate);
-      gint64 now = bench_now_ns ();
-
-      if (due > now)
-        g_usleep ((due - now) / 1000);
-    }
+    bench_pace (start, i);
     buf = gst_buffer_copy (frame);
 
     if (i == (guint64) opts.warmup) {

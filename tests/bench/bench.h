@@ -140,6 +140,7 @@ const gchar *bench_transport_name (Transport t);
 const gchar *bench_transport_label (Transport t);
 gchar *bench_row_label (const Row * row);
 gboolean bench_transport_from_name (const gchar * name, Transport * t);
+void bench_pace (gint64 start, guint64 i);
 gboolean bench_use_cuda (void);
 gboolean bench_stamp_at_sink (void);
 gint bench_cmp_i64 (gconstpointer a, gconstpointer b);

@@ -291,6 +291,22 @@ bench_transport_from_name (const gchar * name, Transport * t)
   return FALSE;
 }
 
+/* With --rate: sleeps until frame @i is due, @i / rate after @start (both
+ * producers' first push); a late one goes at once (no catching up in
+ * bursts beyond what is due). Flat out: returns at once. */
+void
+bench_pace (gint64 start, guint64 i)
+{
+  gint64 due, now;
+
+  if (opts.rate <= 0)
+    return;
+  due = start + (gint64) (i * GST_SECOND / opts.rate);
+  now = bench_now_ns ();
+  if (due > now)
+    g_usleep ((due - now) / 1000);
+}
+
 gboolean
 bench_use_cuda (void)
 {
