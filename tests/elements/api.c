@@ -61,7 +61,8 @@ GST_START_TEST (test_consumer_reads_frames)
 {
   cudaipc_consumer *c = consumer (2, 20000);
   Node *p = spawn_node ("producer", "--frames", "30", "--clients", "1",
-      "--sink", "backend=host", NULL);
+      "--sink", "backend=host on-full=wait full-timeout=0 consumer-timeout=0",
+      NULL);
   cudaipc_frame *f;
   cudaipc_status st;
   guint n = 0;

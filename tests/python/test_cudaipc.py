@@ -50,6 +50,8 @@ GPU = os.environ.get("CUDAIPC_TEST_GPU") == "1"
 ANALYTICS = os.environ.get("CUDAIPC_TEST_ANALYTICS") == "1"
 BACKEND = "cuda" if GPU else "host"
 W, H = 64, 48
+# a producer that loses no frame to a slow consumer
+LOSSLESS = "on-full=wait full-timeout=0 consumer-timeout=0"
 SIZE = W * H * 3 // 2
 M64 = (1 << 64) - 1
 
@@ -121,9 +123,12 @@ class Case(unittest.TestCase):
 
 class ConsumerTests(Case):
     def test_frames_as_sent_and_zero_copy(self):
-        p = self.producer(30)
+        # every frame, in order, however long this process is descheduled:
+        # the consumer keeps all, the producer waits for it as long as it
+        # takes and never takes it for stuck
+        p = self.producer(30, sink=LOSSLESS)
         n = 0
-        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+        with cudaipc.Consumer(self.sock, timeout=20, keep_all=True) as cams:
             for frame in cams:
                 with frame:
                     self.assertEqual(frame.backend, BACKEND)
@@ -197,7 +202,7 @@ class ConsumerTests(Case):
     def test_keep_all_drops_none(self):
         # a slow consumer with keep_all holds back a producer that waits
         # when its ring is full: every frame arrives, in order
-        p = self.producer(40, sink="ring-size=4 on-full=wait")
+        p = self.producer(40, sink="ring-size=4 " + LOSSLESS)
         got = []
         with cudaipc.Consumer(self.sock, timeout=20, max_held=1,
                               keep_all=True) as cams:
@@ -325,9 +330,9 @@ class ConsumerTests(Case):
 @unittest.skipUnless(GPU, "the cuda backend (gpu suite)")
 class GpuTests(Case):
     def frames(self, n, check):
-        p = self.producer(n)
+        p = self.producer(n, sink=LOSSLESS)
         got = 0
-        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+        with cudaipc.Consumer(self.sock, timeout=20, keep_all=True) as cams:
             for frame in cams:
                 with frame:
                     check(frame)
