@@ -22,6 +22,7 @@ typedef struct
 
 struct _CudaIpcRing
 {
+  gint refcount;                /* atomic */
   CudaIpcDevice *dev;
   guint n_slots;
   guint64 slot_size;
@@ -65,6 +66,7 @@ cudaipc_ring_new (CudaIpcDevice * dev, guint n_slots, guint64 slot_size,
   }
 
   ring = g_new0 (CudaIpcRing, 1);
+  ring->refcount = 1;
   ring->dev = cudaipc_device_ref (dev);
   ring->slot_size = rounded;
   ring->generation = generation;
@@ -88,10 +90,18 @@ cudaipc_ring_new (CudaIpcDevice * dev, guint n_slots, guint64 slot_size,
   return g_steal_pointer (&ring);
 }
 
-void
-cudaipc_ring_free (CudaIpcRing * ring)
+CudaIpcRing *
+cudaipc_ring_ref (CudaIpcRing * ring)
 {
-  if (ring == NULL)
+  g_return_val_if_fail (ring != NULL, NULL);
+  g_atomic_int_inc (&ring->refcount);
+  return ring;
+}
+
+void
+cudaipc_ring_unref (CudaIpcRing * ring)
+{
+  if (ring == NULL || !g_atomic_int_dec_and_test (&ring->refcount))
     return;
 
   for (guint i = 0; i < ring->n_slots; i++)

@@ -62,7 +62,15 @@ typedef struct
 CudaIpcRing *cudaipc_ring_new (CudaIpcDevice * dev, guint n_slots,
     guint64 slot_size, guint64 max_alloc, guint32 generation,
     GError ** error);
-void cudaipc_ring_free (CudaIpcRing * ring);
+/* A ring is shared by reference: the server holds one, and so does each
+ * buffer of a slot that upstream writes into (slot-pool.h), which may
+ * outlive the ring's replacement or the server. Its slots' states are
+ * the server's to change, under the server's lock; the blocks stay mapped
+ * until the last reference goes. */
+CudaIpcRing *cudaipc_ring_ref (CudaIpcRing * ring);
+/* Drops a reference; the last frees the ring and its blocks (NULL is
+ * ignored). */
+void cudaipc_ring_unref (CudaIpcRing * ring);
 
 guint cudaipc_ring_get_n_slots (const CudaIpcRing * ring);
 guint64 cudaipc_ring_get_slot_size (const CudaIpcRing * ring);
@@ -106,6 +114,6 @@ CudaIpcSlotState cudaipc_ring_get_state (const CudaIpcRing * ring,
 guint cudaipc_ring_get_holders (const CudaIpcRing * ring, guint slot);
 guint cudaipc_ring_get_n_free (const CudaIpcRing * ring);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcRing, cudaipc_ring_free);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcRing, cudaipc_ring_unref);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
  *
  *   server.c         life cycle, the ring and its fences, what the
  *                    producer thread and other threads call, the counters
+ *   server-in-place.c  slots lent to upstream to write frames into
  *   server-io.c      the I/O thread: accept, poll, handshake deadlines,
  *                    reaping, telling the callbacks
  *   server-client.c  one consumer as the server sees it: its state, every
@@ -12,7 +13,8 @@
  *                    and from it (HELLO, RELEASE, BYE), dropping it
  *
  * server.c and server-io.c call into server-client.c; server-client.c
- * calls neither, and server-io.c does not call server.c.
+ * calls neither, and server-io.c does not call server.c. server-in-place.c
+ * calls server.c's two functions below.
  */
 #pragma once
 
@@ -69,6 +71,7 @@ typedef struct
 
 struct _CudaIpcServer
 {
+  gint refcount;                /* atomic: the owner's, and each lent slot's */
   /* set in new(), constant until free() */
   CudaIpcDevice *dev;
   gchar *socket_name;
@@ -120,6 +123,8 @@ struct _CudaIpcServer
   gboolean quit;                /* the I/O thread must exit */
   gboolean stopped;
   GPtrArray *holders;           /* scratch for publish(): CudaIpcLease* */
+  CudaIpcLease local;           /* slots published in place whose memory
+                                 * the producer's pipeline still has */
   /* refusals at accept, warned of at most once a second */
   guint refused_unwarned;
   gint64 refused_warned_at;
@@ -148,6 +153,21 @@ cudaipc_server_caps (const CudaIpcServer * s)
   }
   return caps;
 }
+
+/* server.c, with the lock: a free slot of the ring for a frame of @size,
+ * WRITING, waiting until @deadline_us as acquire() does. With @in_place
+ * it neither builds nor replaces a ring (NO_RING instead), does not see
+ * wake(), and a TIMEOUT is not counted as a dropped frame. Once stopped:
+ * FLUSHING, or NO_RING with @in_place. FLUSHING as well once @cancel (may
+ * be NULL) is set, looked at after each wake-up. */
+CudaIpcServerStatus cudaipc_server_take_slot_locked (CudaIpcServer * s,
+    guint64 size, gint64 deadline_us, gboolean in_place, const gint * cancel,
+    guint * slot, GError ** error);
+/* server.c, with the lock: publishes @slot (WRITING) with @frame to the
+ * ready clients, and to @local too where set; returns to how many
+ * clients. */
+guint cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
+    CudaIpcFrameMsg * frame, CudaIpcLease * local);
 
 /* server-io.c: the I/O thread's body (started by new()). */
 gpointer cudaipc_server_io_thread (gpointer server);

@@ -93,6 +93,7 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
   }
 
   s = g_new0 (CudaIpcServer, 1);
+  s->refcount = 1;
   s->dev = cudaipc_device_ref (dev);
   s->socket_name = g_strdup (socket_name);
   /* HELLO names are bounded */
@@ -204,7 +205,9 @@ cudaipc_server_stop (CudaIpcServer * s)
 
   g_mutex_lock (&s->lock);
   s->stopped = TRUE;
-  g_clear_pointer (&s->ring, cudaipc_ring_free);
+  /* an in-place acquire() waiting for a slot gives up */
+  g_cond_broadcast (&s->cond);
+  g_clear_pointer (&s->ring, cudaipc_ring_unref);
   for (guint i = 0; i < G_N_ELEMENTS (s->fences); i++)
     g_clear_pointer (&s->fences[i], cudaipc_fence_free);
   /* the producer's stream wrote the last words before stop() (the sink's
@@ -233,6 +236,25 @@ cudaipc_server_free (CudaIpcServer * s)
     return;
 
   cudaipc_server_stop (s);
+  cudaipc_server_unref (s);
+}
+
+CudaIpcServer *
+cudaipc_server_ref (CudaIpcServer * s)
+{
+  g_return_val_if_fail (s != NULL, NULL);
+  g_atomic_int_inc (&s->refcount);
+  return s;
+}
+
+void
+cudaipc_server_unref (CudaIpcServer * s)
+{
+  if (s == NULL || !g_atomic_int_dec_and_test (&s->refcount))
+    return;
+
+  /* stopped by free(), which the owner calls before its last reference */
+  g_warn_if_fail (s->stopped);
   /* the I/O thread freed every client before it ended */
   g_warn_if_fail (s->clients == NULL);
   cudaipc_device_unref (s->dev);
@@ -448,7 +470,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
   /* consumers keep their own imports of the old one */
   if (s->ring)
     renew_fence_page_locked (s);
-  cudaipc_ring_free (s->ring);
+  cudaipc_ring_unref (s->ring);
   s->ring = ring;
   make_fences_locked (s);
 
@@ -536,25 +558,26 @@ drop_stuck_client_locked (CudaIpcServer * s, gint64 now)
 }
 
 CudaIpcServerStatus
-cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
-    guint * slot_out, CudaIpcBlock ** block_out, GError ** error)
+cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
+    gint64 deadline_us, gboolean in_place, const gint * cancel,
+    guint * slot_out, GError ** error)
 {
   CudaIpcServerStatus status;
   gint slot;
 
-  g_return_val_if_fail (s != NULL, CUDAIPC_SERVER_ERROR);
-  g_return_val_if_fail (!s->stopped, CUDAIPC_SERVER_ERROR);
-  g_return_val_if_fail (slot_out != NULL, CUDAIPC_SERVER_ERROR);
-  g_return_val_if_fail (block_out != NULL, CUDAIPC_SERVER_ERROR);
-
-  g_mutex_lock (&s->lock);
   for (;;) {
     gint64 now;
 
+    /* a pool upstream kept from before a restart lends nothing more */
+    if (s->stopped)
+      return in_place ? CUDAIPC_SERVER_NO_RING : CUDAIPC_SERVER_FLUSHING;
     /* again after every wait: a consumer dropped meanwhile may have
      * retired the ring */
-    if (!ensure_ring_locked (s, size, error)) {
-      g_mutex_unlock (&s->lock);
+    if (in_place) {
+      if (s->ring == NULL || s->retire_ring ||
+          cudaipc_ring_get_slot_size (s->ring) < size)
+        return CUDAIPC_SERVER_NO_RING;
+    } else if (!ensure_ring_locked (s, size, error)) {
       return CUDAIPC_SERVER_ERROR;
     }
     slot = cudaipc_ring_acquire (s->ring);
@@ -564,12 +587,20 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
 
     if (s->client_timeout > 0 && drop_stuck_client_locked (s, now))
       continue;
-    status = check_wait_locked (s, deadline_us);
-    if (status == CUDAIPC_SERVER_TIMEOUT)
-      s->frames_dropped++;
-    if (status != CUDAIPC_SERVER_OK) {
-      g_mutex_unlock (&s->lock);
-      return status;
+    if (in_place) {
+      /* a setting changed is the caller's to see (it waits in slices),
+       * and the frame is not lost yet: the copy path may still find a
+       * slot */
+      if (deadline_us >= 0 && now >= deadline_us)
+        return CUDAIPC_SERVER_TIMEOUT;
+      if (s->flushing || (cancel && g_atomic_int_get (cancel)))
+        return CUDAIPC_SERVER_FLUSHING;
+    } else {
+      status = check_wait_locked (s, deadline_us);
+      if (status == CUDAIPC_SERVER_TIMEOUT)
+        s->frames_dropped++;
+      if (status != CUDAIPC_SERVER_OK)
+        return status;
     }
     GST_LOG ("%s: every slot is held, waiting", s->name);
     /* look for stuck clients again now and then while waiting */
@@ -580,10 +611,28 @@ cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
       wait_locked (s, deadline_us);
   }
 
-  *slot_out = slot;
-  *block_out = cudaipc_ring_get_block (s->ring, slot);
-  g_mutex_unlock (&s->lock);
+  *slot_out = (guint) slot;
   return CUDAIPC_SERVER_OK;
+}
+
+CudaIpcServerStatus
+cudaipc_server_acquire (CudaIpcServer * s, guint64 size, gint64 deadline_us,
+    guint * slot_out, CudaIpcBlock ** block_out, GError ** error)
+{
+  CudaIpcServerStatus status;
+
+  g_return_val_if_fail (s != NULL, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (!s->stopped, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (slot_out != NULL, CUDAIPC_SERVER_ERROR);
+  g_return_val_if_fail (block_out != NULL, CUDAIPC_SERVER_ERROR);
+
+  g_mutex_lock (&s->lock);
+  status = cudaipc_server_take_slot_locked (s, size, deadline_us, FALSE,
+      NULL, slot_out, error);
+  if (status == CUDAIPC_SERVER_OK)
+    *block_out = cudaipc_ring_get_block (s->ring, *slot_out);
+  g_mutex_unlock (&s->lock);
+  return status;
 }
 
 CudaIpcFence *
@@ -662,7 +711,6 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
     CudaIpcFrameMsg * frame, CudaIpcServerSyncFunc sync, gpointer user_data,
     guint * n_clients, GError ** error)
 {
-  CudaIpcMsg msg;
   guint n_holders;
 
   g_return_val_if_fail (s != NULL, FALSE);
@@ -689,6 +737,21 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
     }
   }
 
+  n_holders = cudaipc_server_publish_locked (s, slot, frame, NULL);
+  g_mutex_unlock (&s->lock);
+
+  if (n_clients)
+    *n_clients = n_holders;
+  return TRUE;
+}
+
+guint
+cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
+    CudaIpcFrameMsg * frame, CudaIpcLease * local)
+{
+  CudaIpcMsg msg;
+  guint n_clients;
+
   frame->generation = s->generation;
   frame->slot = slot;
   frame->seq = ++s->seq;
@@ -701,10 +764,12 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
     if (client_is_ready (c))
       g_ptr_array_add (s->holders, &c->lease);
   }
-  n_holders = s->holders->len;
+  n_clients = s->holders->len;
+  if (local)
+    g_ptr_array_add (s->holders, local);
   s->published_at[slot] = g_get_monotonic_time ();
   cudaipc_ring_publish (s->ring, slot,
-      (CudaIpcLease * const *) s->holders->pdata, n_holders);
+      (CudaIpcLease * const *) s->holders->pdata, s->holders->len);
   s->frames_published++;
 
   frame->publish_time = g_get_monotonic_time () * 1000;
@@ -716,11 +781,7 @@ cudaipc_server_publish_fenced (CudaIpcServer * s, guint slot,
     if (client_is_ready (c) && cudaipc_server_client_send_locked (s, c, &msg))
       c->sent++;
   }
-  g_mutex_unlock (&s->lock);
-
-  if (n_clients)
-    *n_clients = n_holders;
-  return TRUE;
+  return n_clients;
 }
 
 void
@@ -795,6 +856,16 @@ cudaipc_server_set_flushing (CudaIpcServer * s, gboolean flushing)
 
   g_mutex_lock (&s->lock);
   s->flushing = flushing;
+  g_cond_broadcast (&s->cond);
+  g_mutex_unlock (&s->lock);
+}
+
+void
+cudaipc_server_kick (CudaIpcServer * s)
+{
+  g_return_if_fail (s != NULL);
+
+  g_mutex_lock (&s->lock);
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
 }

@@ -113,6 +113,8 @@ typedef enum
   CUDAIPC_SERVER_FLUSHING,      /* set_flushing (TRUE) */
   CUDAIPC_SERVER_WOKEN,         /* cudaipc_server_wake(): call again */
   CUDAIPC_SERVER_ERROR,         /* see the GError */
+  CUDAIPC_SERVER_NO_RING,       /* acquire_in_place(): no ring for the frame
+                                 * yet, see there */
 } CudaIpcServerStatus;
 
 /* How consumers learn that a frame's copy, queued on the producer's GPU
@@ -188,8 +190,12 @@ CudaIpcServer *cudaipc_server_new (CudaIpcDevice * dev,
     const CudaIpcServerConfig * config,
     const CudaIpcServerCallbacks * callbacks, gpointer user_data,
     GError ** error);
-/* Stops (if not yet) and frees. */
+/* Stops (if not yet) and drops the owner's reference. Slots lent for
+ * writing in place hold references of their own: the rest is freed when
+ * the last of them goes. */
 void cudaipc_server_free (CudaIpcServer * server);
+CudaIpcServer *cudaipc_server_ref (CudaIpcServer * server);
+void cudaipc_server_unref (CudaIpcServer * server);
 /* Says BYE (NORMAL) to every client, ends the I/O thread, closes and
  * removes the socket file (only while it is still the one it bound) and
  * frees the ring. Afterwards only the get_*
@@ -283,6 +289,45 @@ gboolean cudaipc_server_publish_fenced (CudaIpcServer * server, guint slot,
     guint * n_clients, GError ** error);
 /* Gives an acquired slot back unpublished; its frame number is skipped. */
 void cudaipc_server_abort (CudaIpcServer * server, guint slot);
+
+/* Writing in place (docs/design.md, Writing in place): a free slot of the
+ * current ring lent to upstream, which writes the frame into it; render()
+ * then publishes the slot as it is. Host backend. Any thread.
+ *
+ * acquire_in_place() waits for a free slot until @deadline_us, as
+ * acquire() does (stuck clients are dropped meanwhile), but it never
+ * builds or replaces a ring, which only acquire() does, from the streaming
+ * thread: NO_RING where there is no ring yet, it is to be replaced, its
+ * slots are smaller than @size, or the server was stopped (a pool that
+ * upstream kept across a restart of the sink). Neither NO_RING nor TIMEOUT counts a
+ * frame as dropped: the caller hands upstream other memory, and render()
+ * copies that as usual. It does not see wake(); FLUSHING when flushing,
+ * or once @cancel (may be NULL) is set and kick() called. OK: @ticket lends the slot, which stays WRITING (no other
+ * frame takes it) until the ticket is freed or the slot published. */
+typedef struct _CudaIpcSlotTicket CudaIpcSlotTicket;
+
+CudaIpcServerStatus cudaipc_server_acquire_in_place (CudaIpcServer * server,
+    guint64 size, gint64 deadline_us, const gint * cancel,
+    CudaIpcSlotTicket ** ticket, GError ** error);
+/* Makes every wait look again at what ends it (acquire_in_place()'s
+ * @cancel). */
+void cudaipc_server_kick (CudaIpcServer * server);
+/* Publishes the slot @ticket lends, with @frame as publish() does. The
+ * producer's memory of the slot then holds it too, as a consumer would,
+ * until the ticket is freed: no frame is written into it while any
+ * buffer of the producer's own pipeline may still read it. FALSE, with
+ * nothing published, where the ticket is of another server, a replaced
+ * ring, or was published already: the caller copies the frame instead. */
+gboolean cudaipc_server_publish_in_place (CudaIpcServer * server,
+    CudaIpcSlotTicket * ticket, CudaIpcFrameMsg * frame, guint * n_clients);
+/* The slot's memory, mapped and writable; valid until the ticket is
+ * freed, the ring's replacement or the server's end notwithstanding. */
+CudaIpcBlock *cudaipc_slot_ticket_get_block (const CudaIpcSlotTicket * ticket);
+guint cudaipc_slot_ticket_get_slot (const CudaIpcSlotTicket * ticket);
+/* Gives the slot back: unpublished, it is free again; published, the
+ * producer's hold on it ends. Any thread, even after the server's
+ * free(). */
+void cudaipc_slot_ticket_free (CudaIpcSlotTicket * ticket);
 
 /* Sends @event (EOS, SEGMENT, TAG or a custom downstream serialized event)
  * to every ready client as EVENT; @running_time is informational. A

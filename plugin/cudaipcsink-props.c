@@ -27,6 +27,7 @@ gst_cu_ipc_sink_props_init (GstCuIpcSinkProps * p)
   p->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
   p->stats_interval = DEFAULT_STATS_INTERVAL;
   p->metas = g_strdup (DEFAULT_METAS);
+  p->in_place = DEFAULT_IN_PLACE;
 }
 
 void
@@ -89,6 +90,9 @@ gst_cu_ipc_sink_props_set (GstCuIpcSinkProps * p, guint prop_id,
       g_free (p->allowed_groups);
       p->allowed_groups = g_value_dup_string (value);
       break;
+    case PROP_IN_PLACE:
+      p->in_place = g_value_get_boolean (value);
+      break;
     default:
       return FALSE;
   }
@@ -141,6 +145,9 @@ gst_cu_ipc_sink_props_get (const GstCuIpcSinkProps * p, guint prop_id,
       break;
     case PROP_STATS_INTERVAL:
       g_value_set_uint (value, p->stats_interval);
+      break;
+    case PROP_IN_PLACE:
+      g_value_set_boolean (value, p->in_place);
       break;
     default:
       return FALSE;
@@ -350,6 +357,22 @@ gst_cu_ipc_sink_props_install (GObjectClass * gobject_class)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSink:in-place:
+   *
+   * With backend=host, propose upstream a pool whose buffers are slots of
+   * the ring, so that upstream (videotestsrc, videoconvert, a decoder)
+   * writes each frame where consumers read it and render() publishes it
+   * without a copy. Upstream that does not take the pool, or a frame
+   * that comes in other memory, is copied as before. A buffer upstream
+   * keeps (a queue before the sink) holds its slot meanwhile. Read at
+   * each allocation query. The cuda backend always copies.
+   */
+  properties[PROP_IN_PLACE] = g_param_spec_boolean ("in-place", "In place",
+      "Host backend: offer upstream ring slots to write frames into",
+      DEFAULT_IN_PLACE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
    * GstCuIpcSink:num-clients:
    *
    * Number of consumers connected that finished their handshake.
@@ -371,7 +394,8 @@ gst_cu_ipc_sink_props_install (GObjectClass * gobject_class)
    * consumer that reads neither the fence page nor events is connected),
    * copies-from-gpu and copies-from-host (guint64: memories of upstream's
    * buffers copied into slots from GPU memory, device to device, and from
-   * host memory, since start), and
+   * host memory, since start), frames-in-place (guint64: frames upstream
+   * wrote into a slot of the in-place pool, published without a copy), and
    * client-stats, an array of "cudaipcsink-client" structures with name
    * (string), pid (int), frames-sent (guint64), frames-released (guint64),
    * held (guint: slots of the current ring it holds now), fence

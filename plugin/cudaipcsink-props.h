@@ -32,6 +32,7 @@ enum
   PROP_ALLOWED_GROUPS,
   PROP_STATS_INTERVAL,
   PROP_METAS,
+  PROP_IN_PLACE,
   PROP_NUM_CLIENTS,
   PROP_STATS,
   N_PROPERTIES
@@ -53,6 +54,7 @@ enum
 #define DEFAULT_ALLOWED_GROUPS NULL
 #define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_METAS "all"
+#define DEFAULT_IN_PLACE TRUE
 
 typedef struct
 {
@@ -70,6 +72,7 @@ typedef struct
   gchar *allowed_groups;
   guint stats_interval;
   gchar *metas;
+  gboolean in_place;
 } GstCuIpcSinkProps;
 
 /* Installs every property of the element on @klass. */

@@ -61,6 +61,7 @@
 #include "media.h"
 #include "metas.h"
 #include "server.h"
+#include "slot-pool.h"
 #include "ticker.h"
 #include "timing.h"
 
@@ -81,6 +82,9 @@ struct _GstCuIpcSink
   /* object lock; set in start(), cleared in stop() */
   CudaIpcServer *server;
   CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
+  GstBufferPool *pool;          /* the last in-place pool proposed */
+  gpointer renegotiated_for;    /* a stale pool upstream was told of */
+  guint64 frames_in_place;      /* published as upstream wrote them */
   /* the stopped server's and copier's counters */
   CudaIpcServerStats last_stats;
   CudaIpcCopierCounts last_counts;
@@ -196,6 +200,7 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
       "host-syncs", G_TYPE_UINT64, cc.host_syncs,
       "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
       "copies-from-host", G_TYPE_UINT64, cc.copies_from_host,
+      "frames-in-place", G_TYPE_UINT64, self->frames_in_place,
       "metas-sent", G_TYPE_UINT64, (guint64) self->meta_counts.carried,
       "metas-skipped", G_TYPE_UINT64, (guint64) self->meta_counts.skipped,
       "metas-dropped", G_TYPE_UINT64, (guint64) self->meta_counts.dropped,
@@ -253,6 +258,15 @@ post_stats (gpointer user_data)
 
 /* GObject */
 
+/* The in-place pool waits for a slot as render() would. */
+static void
+set_pool_wait_locked (GstCuIpcSink * self)
+{
+  cudaipc_slot_pool_set_wait (CUDAIPC_SLOT_POOL (self->pool),
+      self->props.on_full == GST_CU_IPC_SINK_ON_FULL_WAIT,
+      self->props.full_timeout);
+}
+
 static void
 gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -269,6 +283,8 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
   if (self->server && (prop_id == PROP_WAIT_FOR_CONNECTION ||
           prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
     cudaipc_server_wake (self->server);
+  if (self->pool && (prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
+    set_pool_wait_locked (self);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -433,6 +449,7 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   memset (&self->meta_counts, 0, sizeof (self->meta_counts));
   cudaipc_server_stats_clear (&self->last_stats);
   memset (&self->last_counts, 0, sizeof (self->last_counts));
+  self->frames_in_place = 0;
   GST_OBJECT_UNLOCK (self);
   self->have_info = FALSE;
 
@@ -459,6 +476,9 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   GST_OBJECT_LOCK (self);
   server = self->server;
   copier = self->copier;
+  /* upstream may keep the pool and its buffers for longer: their slots
+   * stay mapped, and a pool of a stopped server lends no more */
+  g_clear_pointer (&self->pool, gst_object_unref);
   GST_OBJECT_UNLOCK (self);
 
   /* no copy may be in flight when the server frees the slots and fences */
@@ -525,8 +545,32 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 static gboolean
 gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 {
+  GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
+  CudaIpcServer *server = NULL;
+  GstBufferPool *pool;
+
   /* we copy each memory as it is and pass the plane layout on */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+
+  /* with the host backend, upstream may write into the slots themselves */
+  GST_OBJECT_LOCK (self);
+  if (self->props.in_place && self->server && self->dev &&
+      cudaipc_device_get_backend (self->dev) == CUDAIPC_BACKEND_HOST)
+    server = cudaipc_server_ref (self->server);
+  GST_OBJECT_UNLOCK (self);
+  if (server == NULL)
+    return TRUE;
+  pool = cudaipc_slot_pool_offer (server, query);
+  cudaipc_server_unref (server);
+  if (pool == NULL)
+    return TRUE;
+  GST_DEBUG_OBJECT (self, "proposed the in-place pool");
+
+  GST_OBJECT_LOCK (self);
+  gst_object_replace ((GstObject **) & self->pool, GST_OBJECT (pool));
+  set_pool_wait_locked (self);
+  GST_OBJECT_UNLOCK (self);
+  gst_object_unref (pool);
   return TRUE;
 }
 
@@ -569,6 +613,9 @@ static GstFlowReturn
 acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
     guint * slot, CudaIpcBlock ** block)
 {
+  /* the in-place pool waited as long as on-full allows already */
+  gboolean waited = cudaipc_slot_pool_buffer_waited (buf);
+
   g_autoptr (GError) error = NULL;
   CudaIpcServerStatus status;
   gint64 deadline = NO_DEADLINE, until;
@@ -584,7 +631,7 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
     full_timeout = self->props.full_timeout;
     GST_OBJECT_UNLOCK (self);
 
-    if (on_full == GST_CU_IPC_SINK_ON_FULL_DROP) {
+    if (on_full == GST_CU_IPC_SINK_ON_FULL_DROP || waited) {
       until = 0;
     } else {
       if (deadline == NO_DEADLINE)
@@ -612,6 +659,7 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
         /* paused meanwhile: the time limit starts again */
         deadline = NO_DEADLINE;
         break;
+      case CUDAIPC_SERVER_NO_RING:
       case CUDAIPC_SERVER_ERROR:{
         guint ring_size;
 
@@ -658,14 +706,75 @@ add_metas (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f)
   }
 }
 
+/* Upstream still uses an in-place pool of before a restart of the sink,
+ * which lends no slot any more (every frame is copied): asks it, once, to
+ * query the allocation again. */
+static void
+check_pool (GstCuIpcSink * self, GstBufferPool * pool)
+{
+  gboolean stale;
+
+  GST_OBJECT_LOCK (self);
+  stale = pool != self->pool && pool != self->renegotiated_for;
+  if (stale)
+    self->renegotiated_for = pool;
+  GST_OBJECT_UNLOCK (self);
+  if (stale) {
+    GST_DEBUG_OBJECT (self, "upstream writes into a stale in-place pool: "
+        "asking it to renegotiate");
+    gst_pad_push_event (GST_BASE_SINK_PAD (self), gst_event_new_reconfigure ());
+  }
+}
+
+/* The FRAME for @buf, of @size bytes in its slot. */
+static void
+describe_frame (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
+    CudaIpcFrameMsg * f)
+{
+  GstSegment segment;
+
+  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, f);
+  f->size = size;
+  add_metas (self, buf, f);
+  GST_OBJECT_LOCK (self);
+  segment = GST_BASE_SINK (self)->segment;
+  GST_OBJECT_UNLOCK (self);
+  f->clock_time = cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment,
+      f->pts);
+}
+
+/* @buf is a slot upstream wrote into (the in-place pool): publishes it as
+ * it is. FALSE where the server will not (its ring was replaced since, or
+ * the buffer went out already): @buf is then copied as any other. */
+static gboolean
+publish_in_place (GstCuIpcSink * self, GstBuffer * buf,
+    CudaIpcSlotTicket * ticket)
+{
+  CudaIpcFrameMsg f = { 0 };
+  guint n_clients = 0;
+
+  describe_frame (self, buf, gst_buffer_get_size (buf), &f);
+  if (!cudaipc_server_publish_in_place (self->server, ticket, &f, &n_clients)) {
+    GST_LOG_OBJECT (self, "slot %u cannot go out as it is: copied",
+        cudaipc_slot_ticket_get_slot (ticket));
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  self->frames_in_place++;
+  GST_OBJECT_UNLOCK (self);
+  GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in place in "
+      "slot %u to %u client(s)", f.seq, f.slot, n_clients);
+  return TRUE;
+}
+
 static GstFlowReturn
 gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
   CudaIpcFrameMsg f = { 0 };
+  CudaIpcSlotTicket *ticket;
   CudaIpcBlock *block;
-  GstSegment segment;
   GstFlowReturn ret;
   guint64 size = gst_buffer_get_size (buf), copied = 0;
   guint slot = 0, n_clients = 0;
@@ -683,6 +792,12 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     return GST_FLOW_ERROR;
   }
 
+  if (G_UNLIKELY (buf->pool && CUDAIPC_IS_SLOT_POOL (buf->pool)))
+    check_pool (self, buf->pool);
+  ticket = cudaipc_slot_pool_buffer_ticket (buf);
+  if (ticket && publish_in_place (self, buf, ticket))
+    return GST_FLOW_OK;
+
   ret = acquire_slot (self, buf, size, &slot, &block);
   if (ret != GST_FLOW_OK || block == NULL)
     return ret;
@@ -699,14 +814,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     return GST_FLOW_ERROR;
   }
 
-  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, &f);
-  f.size = copied;
-  add_metas (self, buf, &f);
-  GST_OBJECT_LOCK (self);
-  segment = bsink->segment;
-  GST_OBJECT_UNLOCK (self);
-  f.clock_time = cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment,
-      f.pts);
+  describe_frame (self, buf, copied, &f);
 
   if (!cudaipc_copier_publish (self->copier, self->server, slot, &f,
           &n_clients, &error)) {

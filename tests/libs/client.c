@@ -165,7 +165,7 @@ teardown (void)
   cudaipc_client_free (client);
   client = NULL;
   cudaipc_conn_free (prod->conn);
-  cudaipc_ring_free (prod->ring);
+  cudaipc_ring_unref (prod->ring);
   cudaipc_device_unref (prod->dev);
   if (prod->listen_fd >= 0)
     close (prod->listen_fd);
@@ -246,7 +246,7 @@ send_ring (guint32 generation, guint n_slots)
   GError *err = NULL;
   CudaIpcMsg msg;
 
-  cudaipc_ring_free (prod->ring);
+  cudaipc_ring_unref (prod->ring);
   prod->ring = cudaipc_ring_new (prod->dev, n_slots, page (), 0, generation,
       &err);
   fail_unless (prod->ring != NULL, "ring: %s", err ? err->message : "");
@@ -727,7 +727,7 @@ send_stream_start_fenced (guint n_slots, int fence_fd)
   GError *err = NULL;
   CudaIpcMsg msg;
 
-  cudaipc_ring_free (prod->ring);
+  cudaipc_ring_unref (prod->ring);
   prod->ring = cudaipc_ring_new (prod->dev, n_slots, page (), 0, GEN, &err);
   fail_unless (prod->ring != NULL, "ring: %s", err ? err->message : "");
   cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);

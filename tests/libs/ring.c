@@ -76,8 +76,8 @@ GST_START_TEST (test_acquire_all)
   fail_unless_equals_int (cudaipc_ring_get_state (ring, 2), CUDAIPC_SLOT_FREE);
   fail_unless_equals_int (cudaipc_ring_acquire (ring), 2);
 
-  cudaipc_ring_free (ring);
-  cudaipc_ring_free (NULL);
+  cudaipc_ring_unref (ring);
+  cudaipc_ring_unref (NULL);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -125,7 +125,7 @@ GST_START_TEST (test_publish_two_leases)
   fail_unless_equals_int (cudaipc_ring_get_holders (ring, slot), 0);
   fail_unless_equals_int (cudaipc_ring_acquire (ring), slot);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -171,7 +171,7 @@ GST_START_TEST (test_release_errors)
   fail_unless_equals_int (cudaipc_ring_release (ring, &other, s1, GEN), 0);
   fail_unless_equals_int (cudaipc_ring_get_n_free (ring), 4);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -204,7 +204,7 @@ GST_START_TEST (test_release_all)
   fail_unless_equals_int (cudaipc_ring_release_all (ring, &b), 1);
   fail_unless_equals_int (cudaipc_ring_get_n_free (ring), 4);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -240,7 +240,7 @@ GST_START_TEST (test_round_robin)
   fail_unless_equals_int (publish_one (ring, NULL, 0), 2);
   fail_unless_equals_int (publish_one (ring, NULL, 0), 3);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -259,7 +259,7 @@ GST_START_TEST (test_generation)
   slot = publish_one (ring, &pa, 1);
   publish_one (ring, &pa, 1);
   fail_unless_equals_int (cudaipc_ring_lease_count (ring, &a), 2);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
 
   /* The rebuilt ring: the old lease holds nothing in it. */
   ring = make_ring (dev, 4, GEN + 1);
@@ -280,14 +280,14 @@ GST_START_TEST (test_generation)
 
   /* release_all of an old lease resets it and releases nothing. */
   publish_one (ring, &pa, 1);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   ring = make_ring (dev, 4, GEN + 2);
   fail_unless_equals_int (cudaipc_ring_release_all (ring, &a), 0);
   fail_unless_equals_int (a.generation, GEN + 2);
   fail_unless_equals_uint64 (a.held, 0);
   fail_unless_equals_int (cudaipc_ring_get_n_free (ring), 4);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -326,7 +326,7 @@ GST_START_TEST (test_publish_not_writing)
         CUDAIPC_SLOT_FREE);
   }
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -366,7 +366,7 @@ GST_START_TEST (test_limits)
   ring = cudaipc_ring_new (dev, 1, 1, 0, GEN, NULL);
   fail_unless (ring != NULL);
   fail_unless_equals_uint64 (cudaipc_ring_get_slot_size (ring), page);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
 
   /* The largest ring: the lease's top bit works. */
   ring = make_ring (dev, CUDAIPC_MAX_SLOTS, GEN);
@@ -379,7 +379,7 @@ GST_START_TEST (test_limits)
   fail_unless_equals_int (cudaipc_ring_lease_count (ring, &a), 1);
   fail_unless_equals_int (cudaipc_ring_release_all (ring, &a), 1);
   fail_unless_equals_int (cudaipc_ring_get_n_free (ring), 1);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
 
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
@@ -419,7 +419,7 @@ GST_START_TEST (test_multi_alloc_slot)
   fail_unless (cudaipc_block_get_size (cudaipc_ring_get_block (ring,
               1)) >= size);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -489,7 +489,7 @@ GST_START_TEST (test_import_roundtrip)
   g_free (pattern);
   cudaipc_block_free (dst);
   cudaipc_ring_abort (ring, slot);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }
@@ -508,7 +508,7 @@ GST_START_TEST (test_create_free_cycles)
         i, &err);
 
     fail_unless (ring != NULL, "cycle %u: %s", i, err ? err->message : "?");
-    cudaipc_ring_free (ring);
+    cudaipc_ring_unref (ring);
   }
 
   cudaipc_device_unref (dev);
@@ -549,7 +549,7 @@ GST_START_TEST (test_newest_first)
   fail_unless_equals_int (publish_one (ring, NULL, 0), 1);
   fail_unless_equals_int (cudaipc_ring_release_all (ring, &a), 1);
 
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_device_unref (dev);
   CUDAIPC_ASSERT_NO_FD_LEAK (before);
 }

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * elements suite: cuipcsink's in-place pool (docs/design.md, Writing in
+ * place), with the host backend, driven through gst-check's GstHarness as
+ * upstream: frames written into slots go out without a copy; a buffer
+ * upstream drops unpushed gives its slot back; a frame the producer's own
+ * pipeline still holds is never written again meanwhile; a buffer that
+ * outlives the ring's replacement, or the sink itself, stays valid and is
+ * copied; a wait for a slot follows on-full and ends when the sink stops;
+ * and in-place=false proposes no pool.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include "slot-pool.h"
+#include "test-pattern.h"
+#include "test-util.h"
+
+#define CAPS "video/x-raw,format=NV12,width=64,height=48,framerate=30/1"
+#define BIG_CAPS "video/x-raw,format=NV12,width=640,height=480,framerate=30/1"
+#define RING 4
+
+static gchar *sock;
+
+static void
+setup (void)
+{
+  sock = cudaipc_test_socket_path ("in-place", "p.sock");
+}
+
+static void
+teardown (void)
+{
+  cudaipc_test_socket_remove (&sock);
+}
+
+static gsize
+frame_size (const gchar * caps_str)
+{
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstVideoInfo info;
+
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  gst_caps_unref (caps);
+  return GST_VIDEO_INFO_SIZE (&info);
+}
+
+/* A playing cuipcsink, host backend, no consumer; @props: more settings. */
+static GstHarness *
+sink_new (const gchar * props, GstElement ** sink)
+{
+  gchar *line = g_strdup_printf ("cuipcsink name=sink socket-path=%s "
+      "backend=host ring-size=%d wait-for-connection=false sync=false %s",
+      sock, RING, props ? props : "");
+  GstHarness *h = gst_harness_new_parse (line);
+
+  g_free (line);
+  fail_unless (h != NULL);
+  *sink = gst_bin_get_by_name (GST_BIN (h->element), "sink");
+  fail_unless (*sink != NULL);
+  gst_harness_set_src_caps_str (h, CAPS);
+  return h;
+}
+
+/* The pool the sink proposes for @caps_str, active; NULL for none. */
+static GstBufferPool *
+proposed_pool (GstHarness * h, const gchar * caps_str)
+{
+  GstCaps *caps = gst_caps_from_string (caps_str);
+  GstQuery *q = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool = NULL;
+  GstStructure *config;
+
+  fail_unless (gst_pad_peer_query (h->srcpad, q));
+  if (gst_query_get_n_allocation_pools (q) > 0)
+    gst_query_parse_nth_allocation_pool (q, 0, &pool, NULL, NULL, NULL);
+  gst_query_unref (q);
+  if (pool) {
+    config = gst_buffer_pool_get_config (pool);
+    gst_buffer_pool_config_set_params (config, caps, frame_size (caps_str),
+        0, 0);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+    fail_unless (gst_buffer_pool_set_config (pool, config));
+    fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  }
+  gst_caps_unref (caps);
+  return pool;
+}
+
+static GstBuffer *
+acquire (GstBufferPool * pool)
+{
+  GstBuffer *buf = NULL;
+
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
+      GST_FLOW_OK);
+  fail_unless (buf != NULL);
+  return buf;
+}
+
+/* Frame @i's pattern into @buf, with @i as its offset. */
+static GstBuffer *
+fill (GstBuffer * buf, guint i)
+{
+  GstMapInfo map;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  cudaipc_test_fill_pattern (map.data, map.size, i, 0);
+  gst_buffer_unmap (buf, &map);
+  GST_BUFFER_PTS (buf) = i * GST_MSECOND;
+  GST_BUFFER_OFFSET (buf) = i;
+  return buf;
+}
+
+static void
+check (GstBuffer * buf, guint i)
+{
+  GstMapInfo map;
+  gssize bad;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+  bad = cudaipc_test_check_pattern (map.data, map.size, i, 0);
+  gst_buffer_unmap (buf, &map);
+  fail_unless (bad < 0, "frame %u changed at byte %" G_GSSIZE_FORMAT, i, bad);
+}
+
+static guint64
+counter (GstElement * sink, const gchar * name)
+{
+  return cudaipc_test_stats_uint64 (sink, name);
+}
+
+GST_START_TEST (test_frames_go_out_in_place)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+
+  fail_unless (pool != NULL, "no pool proposed with the host backend");
+  /* before the first frame there is no ring: plain memory, copied */
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  for (guint i = 1; i < 20; i++) {
+    GstBuffer *buf = acquire (pool);
+
+    fail_unless (cudaipc_slot_pool_buffer_ticket (buf) != NULL,
+        "frame %u is not in a slot", i);
+    fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
+  }
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), 20);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 19);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unpushed_buffer_gives_slot_back)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new ("on-full=drop", &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstBuffer *lent[RING], *buf;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  for (guint i = 0; i < RING; i++) {
+    lent[i] = acquire (pool);
+    fail_unless (cudaipc_slot_pool_buffer_ticket (lent[i]) != NULL);
+  }
+  /* every slot is lent: with on-full=drop, plain memory at once */
+  buf = acquire (pool);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (buf) == NULL);
+  gst_buffer_unref (buf);
+
+  /* dropped unpushed, they are free again */
+  for (guint i = 0; i < RING; i++)
+    gst_buffer_unref (lent[i]);
+  for (guint i = 0; i < RING; i++) {
+    lent[i] = acquire (pool);
+    fail_unless (cudaipc_slot_pool_buffer_ticket (lent[i]) != NULL,
+        "slot %u did not come back", i);
+  }
+  for (guint i = 0; i < RING; i++)
+    fail_unless_equals_int (gst_harness_push (h, fill (lent[i], i + 1)),
+        GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), RING);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_held_frame_never_rewritten)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new ("on-full=drop", &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstBuffer *kept;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  /* a branch of the producer's pipeline (a tee) keeps frame 1 */
+  kept = fill (acquire (pool), 1);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (kept) != NULL);
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (kept)),
+      GST_FLOW_OK);
+  for (guint i = 2; i < 4 * RING; i++) {
+    GstBuffer *buf = acquire (pool);
+
+    /* never the slot of frame 1 */
+    fail_unless (cudaipc_slot_pool_buffer_ticket (buf) != NULL);
+    fail_if (cudaipc_slot_ticket_get_slot (cudaipc_slot_pool_buffer_ticket
+            (buf)) == cudaipc_slot_ticket_get_slot
+        (cudaipc_slot_pool_buffer_ticket (kept)));
+    fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
+  }
+  check (kept, 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 4 * RING - 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+  /* pushed again, it was published already: copied */
+  fail_unless_equals_int (gst_harness_push (h, kept), GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
+
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_buffer_outlives_ring_and_sink)
+{
+  guint fds_before = cudaipc_test_count_fds ();
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstBuffer *old, *after;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  old = fill (acquire (pool), 1);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (old) != NULL);
+
+  /* a larger frame replaces the ring while upstream still has a slot */
+  {
+    GstBuffer *big = gst_buffer_new_allocate (NULL, frame_size (BIG_CAPS),
+        NULL);
+
+    gst_harness_set_src_caps_str (h, BIG_CAPS);
+    fail_unless_equals_int (gst_harness_push (h, big), GST_FLOW_OK);
+  }
+  {
+    GstStructure *st = NULL;
+    guint generation = 0;
+
+    g_object_get (sink, "stats", &st, NULL);
+    fail_unless (gst_structure_get_uint (st, "generation", &generation));
+    fail_unless_equals_int (generation, 2);
+    gst_structure_free (st);
+  }
+  check (old, 1);
+  gst_harness_set_src_caps_str (h, CAPS);
+  /* its slot is of the replaced ring: copied, intact */
+  fail_unless_equals_int (gst_harness_push (h, old), GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 0);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 3);
+
+  /* and one that outlives the sink */
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  pool = proposed_pool (h, CAPS);
+  fail_unless (pool != NULL);
+  after = acquire (pool);
+  gst_element_set_state (h->element, GST_STATE_NULL);
+  fill (after, 7);
+  check (after, 7);
+  gst_buffer_unref (after);
+  /* the stopped sink's pool lends no slot, and upstream goes on */
+  after = acquire (pool);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (after) == NULL);
+  gst_buffer_unref (after);
+
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  GstBufferPool *pool;
+  GstFlowReturn ret;
+  gint64 took_us;
+} Waiter;
+
+static gpointer
+wait_for_slot (gpointer data)
+{
+  Waiter *w = data;
+  GstBuffer *buf = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+
+  w->ret = gst_buffer_pool_acquire_buffer (w->pool, &buf, NULL);
+  w->took_us = g_get_monotonic_time () - t0;
+  if (buf)
+    gst_buffer_unref (buf);
+  return NULL;
+}
+
+GST_START_TEST (test_wait_follows_on_full_and_ends_at_stop)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new ("on-full=wait full-timeout=300", &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstBuffer *lent[RING], *buf;
+  Waiter w = { pool, GST_FLOW_ERROR, 0 };
+  GThread *t;
+  gint64 t0;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  for (guint i = 0; i < RING; i++)
+    lent[i] = acquire (pool);
+
+  /* every slot lent: the wait lasts full-timeout, then plain memory */
+  t0 = g_get_monotonic_time ();
+  buf = acquire (pool);
+  fail_unless (g_get_monotonic_time () - t0 >= 290 * G_TIME_SPAN_MILLISECOND);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (buf) == NULL);
+  fail_unless (cudaipc_slot_pool_buffer_waited (buf));
+  /* which render() does not wait for again: dropped at once */
+  t0 = g_get_monotonic_time ();
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  fail_unless (g_get_monotonic_time () - t0 < 250 * G_TIME_SPAN_MILLISECOND);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 1);
+
+  /* waiting as long as it takes, until upstream flushes its pool (a
+   * source does when it stops) */
+  g_object_set (sink, "full-timeout", 0, NULL);
+  t = g_thread_new ("waiter", wait_for_slot, &w);
+  g_usleep (200 * G_TIME_SPAN_MILLISECOND);
+  gst_buffer_pool_set_flushing (pool, TRUE);
+  g_thread_join (t);
+  fail_unless (w.took_us >= 190 * G_TIME_SPAN_MILLISECOND);
+  fail_unless_equals_int (w.ret, GST_FLOW_FLUSHING);
+  gst_buffer_pool_set_flushing (pool, FALSE);
+
+  /* or until the sink stops, which does not wait for upstream: plain
+   * memory then */
+  w.ret = GST_FLOW_ERROR;
+  t = g_thread_new ("waiter", wait_for_slot, &w);
+  g_usleep (200 * G_TIME_SPAN_MILLISECOND);
+  t0 = g_get_monotonic_time ();
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  fail_unless (g_get_monotonic_time () - t0 < G_USEC_PER_SEC,
+      "the state change waited for upstream");
+  g_thread_join (t);
+  fail_unless_equals_int (w.ret, GST_FLOW_OK);
+
+  for (guint i = 0; i < RING; i++)
+    gst_buffer_unref (lent[i]);
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_in_place_off)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new ("in-place=false", &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+
+  fail_unless (pool == NULL);
+  for (guint i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, fill (gst_buffer_new_allocate
+                (NULL, frame_size (CAPS), NULL), i)), GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 3);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 0);
+
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static Suite *
+in_place_suite (void)
+{
+  Suite *s = suite_create ("in_place");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 60);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_frames_go_out_in_place);
+  tcase_add_test (tc, test_unpushed_buffer_gives_slot_back);
+  tcase_add_test (tc, test_held_frame_never_rewritten);
+  tcase_add_test (tc, test_buffer_outlives_ring_and_sink);
+  tcase_add_test (tc, test_wait_follows_on_full_and_ends_at_stop);
+  tcase_add_test (tc, test_in_place_off);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+GST_CHECK_MAIN (in_place);
