@@ -181,7 +181,7 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
   gchar **modes = g_strsplit (opts.ipc_modes ? opts.ipc_modes :
       "legacy,mmap", ",", -1);
   gchar **orderings = opts.orderings ? g_strsplit (opts.orderings, ",", -1) :
-      NULL;
+      opts.in_place ? g_strsplit ("copy,in-place", ",", -1) : NULL;
   gchar **rois = g_strsplit (opts.rois_list ? opts.rois_list : "0", ",", -1);
   gchar *rate_one = g_strdup_printf ("%d", opts.rate);
   gchar **rates = g_strsplit (opts.rates ? opts.rates : rate_one, ",", -1);
@@ -231,7 +231,11 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
     }
   }
 
-  for (guint i = 0; orderings && orderings[i]; i++) {
+  if (opts.orderings && opts.in_place) {
+    g_printerr ("--orderings and --in-place do not go together\n");
+    goto out;
+  }
+  for (guint i = 0; opts.orderings && orderings[i]; i++) {
     if (!g_strv_contains (known_orderings, g_strstrip (orderings[i]))) {
       g_printerr ("unknown ordering '%s' (auto, fence, events, host)\n",
           orderings[i]);

@@ -11,6 +11,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include <gst/app/gstappsrc.h>
 #include <gst/base/gstbasesink.h>
 #include <gst/video/video.h>
@@ -184,10 +186,72 @@ add_frame_meta (GstBuffer * buf, guint64 index, gboolean last)
         G_TYPE_UINT64, index, "last", G_TYPE_BOOLEAN, last, NULL);
 }
 
+/* The pool the element after appsrc proposes for @caps, active, or NULL:
+ * what an upstream element that writes its output would take. */
+static GstBufferPool *
+downstream_pool (GstElement * appsrc, GstCaps * caps, gsize size)
+{
+  GstPad *pad = gst_element_get_static_pad (appsrc, "src");
+  GstQuery *q = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool = NULL;
+
+  if (gst_pad_peer_query (pad, q) && gst_query_get_n_allocation_pools (q) > 0)
+    gst_query_parse_nth_allocation_pool (q, 0, &pool, NULL, NULL, NULL);
+  gst_query_unref (q);
+  gst_object_unref (pad);
+  if (pool) {
+    GstStructure *config = gst_buffer_pool_get_config (pool);
+
+    gst_buffer_pool_config_set_params (config, caps, (guint) size, 0, 0);
+    gst_buffer_pool_config_add_option (config,
+        GST_BUFFER_POOL_OPTION_VIDEO_META);
+    if (!gst_buffer_pool_set_config (pool, config) ||
+        !gst_buffer_pool_set_active (pool, TRUE))
+      g_clear_pointer (&pool, gst_object_unref);
+  }
+  return pool;
+}
+
+/* @frame written into a new buffer, as an element producing it would:
+ * from @pool where there is one, else in memory of its own. */
+static GstBuffer *
+write_frame (GstBufferPool * pool, GstBuffer * frame)
+{
+  GstBuffer *buf = NULL;
+  GstMapInfo in, out;
+
+  if (pool) {
+    if (gst_buffer_pool_acquire_buffer (pool, &buf, NULL) != GST_FLOW_OK)
+      return NULL;
+  } else {
+    buf = gst_buffer_new_allocate (NULL, gst_buffer_get_size (frame), NULL);
+  }
+  if (!gst_buffer_map (frame, &in, GST_MAP_READ))
+    goto fail;
+  if (!gst_buffer_map (buf, &out, GST_MAP_WRITE)) {
+    gst_buffer_unmap (frame, &in);
+    goto fail;
+  }
+  memcpy (out.data, in.data, MIN (in.size, out.size));
+  gst_buffer_unmap (buf, &out);
+  gst_buffer_unmap (frame, &in);
+  return buf;
+fail:
+  gst_buffer_unref (buf);
+  return NULL;
+}
+
 int
 bench_run_producer (Transport t)
 {
   Producer p = { t, NULL, 0, 0, 0 };
+  /* (a) with --in-place: the producer writes every frame, into a slot of
+   * the sink's pool or into its own memory that the sink copies */
+  gboolean writes = t == TRANSPORT_CUDAIPC && opts.ipc_mode &&
+      (g_str_equal (opts.ipc_mode, "copy") ||
+      g_str_equal (opts.ipc_mode, "in-place"));
+  gboolean in_place = writes && g_str_equal (opts.ipc_mode, "in-place");
+  GstBufferPool *pool = NULL;
   GstElement *pipeline, *sink = NULL, *frame_pipe = NULL;
   GstElement *chain[4] = { NULL, };
   GstBuffer *frame;
@@ -226,7 +290,9 @@ bench_run_producer (Transport t)
         gst_util_set_object_arg (G_OBJECT (sink), "backend",
             bench_use_cuda ()? "cuda" : "host");
         gst_util_set_object_arg (G_OBJECT (sink), "on-full", "wait");
-        if (opts.ipc_mode)
+        if (writes)
+          g_object_set (sink, "in-place", in_place, NULL);
+        else if (opts.ipc_mode)
           gst_util_set_object_arg (G_OBJECT (sink), "ordering", opts.ipc_mode);
       }
       break;
@@ -327,6 +393,10 @@ bench_run_producer (Transport t)
     goto done;
   }
   bench_say ("listening");
+  if (writes)
+    pool = downstream_pool (p.appsrc, caps, info.size);
+  if (in_place && pool == NULL)
+    g_printerr ("producer: the sink proposed no pool: every frame copied\n");
 
   if (!bench_wait_command (pipeline, "go", opts.timeout)) {
     ok = FALSE;
@@ -362,7 +432,9 @@ bench_run_producer (Transport t)
     gboolean last = i + 1 == total;
 
     bench_pace (start, i);
-    buf = gst_buffer_copy (frame);
+    buf = writes ? write_frame (pool, frame) : gst_buffer_copy (frame);
+    if (buf == NULL)
+      break;
 
     if (i == (guint64) opts.warmup) {
       t0 = bench_now_ns ();
@@ -450,6 +522,10 @@ bench_run_producer (Transport t)
 
 done:
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  if (pool) {
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+  }
   gst_object_unref (pipeline);
   gst_buffer_unref (frame);
   gst_caps_unref (caps);

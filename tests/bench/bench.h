@@ -58,7 +58,7 @@ typedef struct
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
   gchar *rates, *ipc_modes, *orderings, *rois_list;
-  gboolean verbose, keep, dry_run, python_consumer;
+  gboolean verbose, keep, dry_run, python_consumer, in_place;
   gint kill_after;
   /* every role (rate: the row's; for run, --rates wins over it) */
   gchar *memory, *plugin, *stamp;
@@ -89,7 +89,8 @@ typedef struct
 {
   Transport transport;
   const gchar *ipc_mode;        /* (c): "legacy" or "mmap"; (a): the sink's
-                                 * ordering, with --orderings; else NULL */
+                                 * ordering, with --orderings; "copy" or
+                                 * "in-place" with --in-place; else NULL */
   gint width, height;
   guint n_consumers;
   gint rate;                    /* frames/s pushed; 0: flat out */

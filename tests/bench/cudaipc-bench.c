@@ -130,6 +130,11 @@ static GOptionEntry entries[] = {
   {"rois", 0, 0, G_OPTION_ARG_STRING, &opts.rois_list,
       "run: regions of interest on each frame of (a), a row each (default "
         "0)", "LIST"},
+  {"in-place", 0, 0, G_OPTION_ARG_NONE, &opts.in_place,
+      "run: each (a) row twice, its producer writing every frame into a "
+        "new buffer: \"copy\" (in-place=false: the sink copies it into a "
+        "slot) and \"in-place\" (the buffer is a slot from the sink's "
+        "pool; host backend)", NULL},
   {"orderings", 0, 0, G_OPTION_ARG_STRING, &opts.orderings,
       "run: cuipcsink ordering values for (a), a row each (auto, fence, "
         "events, host; default: the sink's default, one row)", "LIST"},
@@ -265,7 +270,10 @@ bench_row_label (const Row * row)
 {
   GString *s = g_string_new (bench_transport_label (row->transport));
 
-  if (row->ipc_mode)
+  if (row->ipc_mode && row->transport == TRANSPORT_CUDAIPC && opts.in_place)
+    g_string_append_printf (s, " %s, producer writes",
+        g_str_equal (row->ipc_mode, "copy") ? "copy" : "in place");
+  else if (row->ipc_mode)
     g_string_append_printf (s, " %s=%s",
         row->transport == TRANSPORT_CUDAIPC ? "ordering" : "ipc-mode",
         row->ipc_mode);

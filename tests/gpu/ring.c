@@ -141,7 +141,7 @@ GST_START_TEST (test_ring_shared_with_second_process)
   cudaipc_conn_free (conn);
   close (lfd);
   cudaipc_socket_unlink (path);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
   cudaipc_test_socket_remove (&path);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
@@ -244,7 +244,7 @@ GST_START_TEST (test_ring_rebuilt_100_times)
   ring = cudaipc_ring_new (device, 4, CUDAIPC_TEST_4K_NV12, 0, 0, &err);
   fail_unless (ring != NULL, "ring: %s", err ? err->message : "");
   import_every_slot (ring);
-  cudaipc_ring_free (ring);
+  cudaipc_ring_unref (ring);
 
   fds_before = cudaipc_test_count_fds ();
   fail_unless (cudaipc_device_mem_info (device, &free_before, &total, NULL));
@@ -253,7 +253,7 @@ GST_START_TEST (test_ring_rebuilt_100_times)
         0, gen, &err);
     fail_unless (ring != NULL, "ring %u: %s", gen, err ? err->message : "");
     import_every_slot (ring);
-    cudaipc_ring_free (ring);
+    cudaipc_ring_unref (ring);
   }
   fail_unless (cudaipc_device_mem_info (device, &free_after, &total, NULL));
   g_print ("gpu: free device memory %" G_GUINT64_FORMAT " before, %"
