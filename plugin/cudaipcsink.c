@@ -680,26 +680,33 @@ acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
 }
 
 /* @buf's metas, as the metas property lets them through, into the FRAME
- * @f (which borrows the sink's blob until the next frame). */
+ * @f (which borrows the sink's blob until the next frame), with what went
+ * in and what not in @counts. */
 static void
-add_metas (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f)
+add_metas (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f,
+    CudaIpcMetaCounts * counts)
 {
-  CudaIpcMetaCounts counts = { 0, };
-
+  memset (counts, 0, sizeof (*counts));
   g_byte_array_set_size (self->meta_blob, 0);
-  cudaipc_metas_encode (buf, self->meta_filter, self->meta_blob, &counts);
+  cudaipc_metas_encode (buf, self->meta_filter, self->meta_blob, counts);
   f->meta = self->meta_blob->data;
   f->meta_len = self->meta_blob->len;
+}
+
+/* The metas of a frame that went out, into the stats. */
+static void
+count_metas (GstCuIpcSink * self, const CudaIpcMetaCounts * counts)
+{
   GST_OBJECT_LOCK (self);
-  self->meta_counts.carried += counts.carried;
-  self->meta_counts.skipped += counts.skipped;
-  self->meta_counts.dropped += counts.dropped;
+  self->meta_counts.carried += counts->carried;
+  self->meta_counts.skipped += counts->skipped;
+  self->meta_counts.dropped += counts->dropped;
   GST_OBJECT_UNLOCK (self);
-  if (counts.dropped > 0 && !self->warned_metas) {
+  if (counts->dropped > 0 && !self->warned_metas) {
     self->warned_metas = TRUE;
     GST_ELEMENT_WARNING (self, STREAM, ENCODE,
         ("%u metas of a frame were left out: beyond what a frame carries "
-            "(%d bytes, %d metas, %d items in one)", counts.dropped,
+            "(%d bytes, %d metas, %d items in one)", counts->dropped,
             CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS,
             CUDAIPC_MAX_META_ITEMS),
         ("counted in stats metas-dropped; warned once"));
@@ -726,16 +733,16 @@ check_pool (GstCuIpcSink * self, GstBufferPool * pool)
   }
 }
 
-/* The FRAME for @buf, of @size bytes in its slot. */
+/* The FRAME for @buf, but for its size in the slot; @counts: its metas,
+ * for count_metas() once it went out. */
 static void
-describe_frame (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
-    CudaIpcFrameMsg * f)
+describe_frame (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f,
+    CudaIpcMetaCounts * counts)
 {
   GstSegment segment;
 
   cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, f);
-  f->size = size;
-  add_metas (self, buf, f);
+  add_metas (self, buf, f, counts);
   GST_OBJECT_LOCK (self);
   segment = GST_BASE_SINK (self)->segment;
   GST_OBJECT_UNLOCK (self);
@@ -744,17 +751,17 @@ describe_frame (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
 }
 
 /* @buf is a slot upstream wrote into (the in-place pool): publishes it as
- * it is. FALSE where the server will not (its ring was replaced since, or
- * the buffer went out already): @buf is then copied as any other. */
+ * it is, with @f (describe_frame()). FALSE, @f untouched, where the server
+ * will not (its ring was replaced since, or the buffer went out already):
+ * @buf is then copied as any other. */
 static gboolean
 publish_in_place (GstCuIpcSink * self, GstBuffer * buf,
-    CudaIpcSlotTicket * ticket)
+    CudaIpcSlotTicket * ticket, CudaIpcFrameMsg * f)
 {
-  CudaIpcFrameMsg f = { 0 };
   guint n_clients = 0;
 
-  describe_frame (self, buf, gst_buffer_get_size (buf), &f);
-  if (!cudaipc_server_publish_in_place (self->server, ticket, &f, &n_clients)) {
+  f->size = gst_buffer_get_size (buf);
+  if (!cudaipc_server_publish_in_place (self->server, ticket, f, &n_clients)) {
     GST_LOG_OBJECT (self, "slot %u cannot go out as it is: copied",
         cudaipc_slot_ticket_get_slot (ticket));
     return FALSE;
@@ -763,7 +770,7 @@ publish_in_place (GstCuIpcSink * self, GstBuffer * buf,
   self->frames_in_place++;
   GST_OBJECT_UNLOCK (self);
   GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in place in "
-      "slot %u to %u client(s)", f.seq, f.slot, n_clients);
+      "slot %u to %u client(s)", f->seq, f->slot, n_clients);
   return TRUE;
 }
 
@@ -774,6 +781,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   g_autoptr (GError) error = NULL;
   CudaIpcFrameMsg f = { 0 };
   CudaIpcSlotTicket *ticket;
+  CudaIpcMetaCounts counts;
   CudaIpcBlock *block;
   GstFlowReturn ret;
   guint64 size = gst_buffer_get_size (buf), copied = 0;
@@ -795,8 +803,15 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   if (G_UNLIKELY (buf->pool && CUDAIPC_IS_SLOT_POOL (buf->pool)))
     check_pool (self, buf->pool);
   ticket = cudaipc_slot_pool_buffer_ticket (buf);
-  if (ticket && publish_in_place (self, buf, ticket))
-    return GST_FLOW_OK;
+  if (ticket) {
+    /* described once: a slot that cannot go out as it is goes out copied
+     * with the same FRAME */
+    describe_frame (self, buf, &f, &counts);
+    if (publish_in_place (self, buf, ticket, &f)) {
+      count_metas (self, &counts);
+      return GST_FLOW_OK;
+    }
+  }
 
   ret = acquire_slot (self, buf, size, &slot, &block);
   if (ret != GST_FLOW_OK || block == NULL)
@@ -814,7 +829,10 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     return GST_FLOW_ERROR;
   }
 
-  describe_frame (self, buf, copied, &f);
+  if (ticket == NULL)
+    describe_frame (self, buf, &f, &counts);
+  f.size = copied;
+  count_metas (self, &counts);
 
   if (!cudaipc_copier_publish (self->copier, self->server, slot, &f,
           &n_clients, &error)) {

@@ -219,6 +219,7 @@ GST_START_TEST (test_held_frame_never_rewritten)
       GST_FLOW_OK);
   /* a branch of the producer's pipeline (a tee) keeps frame 1 */
   kept = fill (acquire (pool), 1);
+  gst_buffer_add_video_region_of_interest_meta (kept, "face", 1, 2, 3, 4);
   fail_unless (cudaipc_slot_pool_buffer_ticket (kept) != NULL);
   fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (kept)),
       GST_FLOW_OK);
@@ -237,6 +238,8 @@ GST_START_TEST (test_held_frame_never_rewritten)
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
   /* pushed again, it was published already: copied */
   fail_unless_equals_int (gst_harness_push (h, kept), GST_FLOW_OK);
+  /* its region went out twice, counted once each time */
+  fail_unless_equals_uint64 (counter (sink, "metas-sent"), 2);
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
 
   gst_buffer_pool_set_active (pool, FALSE);
