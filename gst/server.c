@@ -331,15 +331,17 @@ count_ready_locked (CudaIpcServer * s)
 }
 
 /* What ends a wait other than success; the lock is held. Returns OK to go
- * on waiting. */
+ * on waiting. @cancel (may be NULL) set: FLUSHING. Only a wait that
+ * @sees_wake takes wake() (WOKEN). */
 static CudaIpcServerStatus
-check_wait_locked (CudaIpcServer * s, gint64 deadline_us)
+check_wait_locked (CudaIpcServer * s, gint64 deadline_us, const gint * cancel,
+    gboolean sees_wake)
 {
   if (deadline_us >= 0 && g_get_monotonic_time () >= deadline_us)
     return CUDAIPC_SERVER_TIMEOUT;
-  if (s->flushing)
+  if (s->flushing || (cancel && g_atomic_int_get (cancel)))
     return CUDAIPC_SERVER_FLUSHING;
-  if (s->woken) {
+  if (sees_wake && s->woken) {
     s->woken = FALSE;
     return CUDAIPC_SERVER_WOKEN;
   }
@@ -364,7 +366,7 @@ cudaipc_server_wait_for_client (CudaIpcServer * s, gint64 deadline_us)
 
   g_mutex_lock (&s->lock);
   while (count_ready_locked (s) == 0) {
-    status = check_wait_locked (s, deadline_us);
+    status = check_wait_locked (s, deadline_us, NULL, TRUE);
     if (status != CUDAIPC_SERVER_OK) {
       g_mutex_unlock (&s->lock);
       return status;
@@ -587,21 +589,14 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
 
     if (s->client_timeout > 0 && drop_stuck_client_locked (s, now))
       continue;
-    if (in_place) {
-      /* a setting changed is the caller's to see (it waits in slices),
-       * and the frame is not lost yet: the copy path may still find a
-       * slot */
-      if (deadline_us >= 0 && now >= deadline_us)
-        return CUDAIPC_SERVER_TIMEOUT;
-      if (s->flushing || (cancel && g_atomic_int_get (cancel)))
-        return CUDAIPC_SERVER_FLUSHING;
-    } else {
-      status = check_wait_locked (s, deadline_us);
-      if (status == CUDAIPC_SERVER_TIMEOUT)
-        s->frames_dropped++;
-      if (status != CUDAIPC_SERVER_OK)
-        return status;
-    }
+    /* in place, a setting changed is the caller's to see (it waits in
+     * slices), and the frame is not lost yet: the copy path may still
+     * find a slot */
+    status = check_wait_locked (s, deadline_us, cancel, !in_place);
+    if (status == CUDAIPC_SERVER_TIMEOUT && !in_place)
+      s->frames_dropped++;
+    if (status != CUDAIPC_SERVER_OK)
+      return status;
     GST_LOG ("%s: every slot is held, waiting", s->name);
     /* look for stuck clients again now and then while waiting */
     if (s->client_timeout > 0 && (deadline_us < 0 ||
