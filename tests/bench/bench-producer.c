@@ -18,6 +18,7 @@
 #include <gst/video/video.h>
 
 #include "bench.h"
+#include "test-pool.h"
 
 typedef struct
 {
@@ -184,32 +185,6 @@ add_frame_meta (GstBuffer * buf, guint64 index, gboolean last)
   if (meta)
     gst_structure_set (gst_custom_meta_get_structure (meta), "index",
         G_TYPE_UINT64, index, "last", G_TYPE_BOOLEAN, last, NULL);
-}
-
-/* The pool the element after appsrc proposes for @caps, active, or NULL:
- * what an upstream element that writes its output would take. */
-static GstBufferPool *
-downstream_pool (GstElement * appsrc, GstCaps * caps, gsize size)
-{
-  GstPad *pad = gst_element_get_static_pad (appsrc, "src");
-  GstQuery *q = gst_query_new_allocation (caps, TRUE);
-  GstBufferPool *pool = NULL;
-
-  if (gst_pad_peer_query (pad, q) && gst_query_get_n_allocation_pools (q) > 0)
-    gst_query_parse_nth_allocation_pool (q, 0, &pool, NULL, NULL, NULL);
-  gst_query_unref (q);
-  gst_object_unref (pad);
-  if (pool) {
-    GstStructure *config = gst_buffer_pool_get_config (pool);
-
-    gst_buffer_pool_config_set_params (config, caps, (guint) size, 0, 0);
-    gst_buffer_pool_config_add_option (config,
-        GST_BUFFER_POOL_OPTION_VIDEO_META);
-    if (!gst_buffer_pool_set_config (pool, config) ||
-        !gst_buffer_pool_set_active (pool, TRUE))
-      g_clear_pointer (&pool, gst_object_unref);
-  }
-  return pool;
 }
 
 /* @frame written into a new buffer, as an element producing it would:
@@ -393,8 +368,13 @@ bench_run_producer (Transport t)
     goto done;
   }
   bench_say ("listening");
-  if (writes)
-    pool = downstream_pool (p.appsrc, caps, info.size);
+  if (writes) {
+    GstPad *srcpad = gst_element_get_static_pad (p.appsrc, "src");
+
+    /* what an element that writes its output would take */
+    pool = cudaipc_test_downstream_pool (srcpad, caps, info.size);
+    gst_object_unref (srcpad);
+  }
   if (in_place && pool == NULL)
     g_printerr ("producer: the sink proposed no pool: every frame copied\n");
 

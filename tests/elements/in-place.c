@@ -19,6 +19,7 @@
 
 #include "slot-pool.h"
 #include "test-pattern.h"
+#include "test-pool.h"
 #include "test-util.h"
 
 #define CAPS "video/x-raw,format=NV12,width=64,height=48,framerate=30/1"
@@ -67,30 +68,29 @@ sink_new (const gchar * props, GstElement ** sink)
   return h;
 }
 
-/* The pool the sink proposes for @caps_str, active; NULL for none. */
+/* The pool the sink proposes for @caps_str, active. */
 static GstBufferPool *
 proposed_pool (GstHarness * h, const gchar * caps_str)
 {
   GstCaps *caps = gst_caps_from_string (caps_str);
-  GstQuery *q = gst_query_new_allocation (caps, TRUE);
-  GstBufferPool *pool = NULL;
-  GstStructure *config;
+  GstBufferPool *pool = cudaipc_test_downstream_pool (h->srcpad, caps,
+      frame_size (caps_str));
 
-  fail_unless (gst_pad_peer_query (h->srcpad, q));
-  if (gst_query_get_n_allocation_pools (q) > 0)
-    gst_query_parse_nth_allocation_pool (q, 0, &pool, NULL, NULL, NULL);
-  gst_query_unref (q);
-  if (pool) {
-    config = gst_buffer_pool_get_config (pool);
-    gst_buffer_pool_config_set_params (config, caps, frame_size (caps_str),
-        0, 0);
-    gst_buffer_pool_config_add_option (config,
-        GST_BUFFER_POOL_OPTION_VIDEO_META);
-    fail_unless (gst_buffer_pool_set_config (pool, config));
-    fail_unless (gst_buffer_pool_set_active (pool, TRUE));
-  }
+  fail_unless (pool != NULL, "no in-place pool proposed for %s", caps_str);
   gst_caps_unref (caps);
   return pool;
+}
+
+/* Lets go of the pool (NULL: none), the sink and the harness. */
+static void
+finish (GstHarness * h, GstElement * sink, GstBufferPool * pool)
+{
+  if (pool) {
+    gst_buffer_pool_set_active (pool, FALSE);
+    gst_object_unref (pool);
+  }
+  gst_object_unref (sink);
+  gst_harness_teardown (h);
 }
 
 static GstBuffer *
@@ -143,7 +143,6 @@ GST_START_TEST (test_frames_go_out_in_place)
   GstHarness *h = sink_new (NULL, &sink);
   GstBufferPool *pool = proposed_pool (h, CAPS);
 
-  fail_unless (pool != NULL, "no pool proposed with the host backend");
   /* before the first frame there is no ring: plain memory, copied */
   fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
       GST_FLOW_OK);
@@ -159,10 +158,7 @@ GST_START_TEST (test_frames_go_out_in_place)
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 1);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
-  gst_buffer_pool_set_active (pool, FALSE);
-  gst_object_unref (pool);
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, pool);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
@@ -200,10 +196,7 @@ GST_START_TEST (test_unpushed_buffer_gives_slot_back)
   fail_unless_equals_uint64 (counter (sink, "frames-in-place"), RING);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
-  gst_buffer_pool_set_active (pool, FALSE);
-  gst_object_unref (pool);
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, pool);
 }
 
 GST_END_TEST;
@@ -242,10 +235,7 @@ GST_START_TEST (test_held_frame_never_rewritten)
   fail_unless_equals_uint64 (counter (sink, "metas-sent"), 2);
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
 
-  gst_buffer_pool_set_active (pool, FALSE);
-  gst_object_unref (pool);
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, pool);
 }
 
 GST_END_TEST;
@@ -291,7 +281,6 @@ GST_START_TEST (test_buffer_outlives_ring_and_sink)
   gst_buffer_pool_set_active (pool, FALSE);
   gst_object_unref (pool);
   pool = proposed_pool (h, CAPS);
-  fail_unless (pool != NULL);
   after = acquire (pool);
   gst_element_set_state (h->element, GST_STATE_NULL);
   fill (after, 7);
@@ -302,10 +291,7 @@ GST_START_TEST (test_buffer_outlives_ring_and_sink)
   fail_unless (cudaipc_slot_pool_buffer_ticket (after) == NULL);
   gst_buffer_unref (after);
 
-  gst_buffer_pool_set_active (pool, FALSE);
-  gst_object_unref (pool);
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, pool);
   CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
@@ -385,10 +371,7 @@ GST_START_TEST (test_wait_follows_on_full_and_ends_at_stop)
 
   for (guint i = 0; i < RING; i++)
     gst_buffer_unref (lent[i]);
-  gst_buffer_pool_set_active (pool, FALSE);
-  gst_object_unref (pool);
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, pool);
 }
 
 GST_END_TEST;
@@ -397,17 +380,21 @@ GST_START_TEST (test_in_place_off)
 {
   GstElement *sink;
   GstHarness *h = sink_new ("in-place=false", &sink);
-  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstCaps *caps = gst_caps_from_string (CAPS);
+  GstQuery *q = gst_query_new_allocation (caps, TRUE);
 
-  fail_unless (pool == NULL);
+  /* answered, with no pool in the answer */
+  fail_unless (gst_pad_peer_query (h->srcpad, q));
+  fail_unless_equals_int (gst_query_get_n_allocation_pools (q), 0);
+  gst_query_unref (q);
+  gst_caps_unref (caps);
   for (guint i = 0; i < 3; i++)
     fail_unless_equals_int (gst_harness_push (h, fill (gst_buffer_new_allocate
                 (NULL, frame_size (CAPS), NULL), i)), GST_FLOW_OK);
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 3);
   fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 0);
 
-  gst_object_unref (sink);
-  gst_harness_teardown (h);
+  finish (h, sink, NULL);
 }
 
 GST_END_TEST;
