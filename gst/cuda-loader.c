@@ -89,6 +89,7 @@ load_once (gpointer data)
   LOAD (StreamCreate, "cuStreamCreate");
   LOAD2 (StreamDestroy, "cuStreamDestroy");
   LOAD (StreamSynchronize, "cuStreamSynchronize");
+  LOAD (CtxSynchronize, "cuCtxSynchronize");
   LOAD (StreamWaitEvent, "cuStreamWaitEvent");
   LOAD (EventCreate, "cuEventCreate");
   LOAD2 (EventDestroy, "cuEventDestroy");
@@ -103,9 +104,15 @@ load_once (gpointer data)
   /* optional: the stream memory operations' _v2 entry points came with
    * CUDA 11.7; without them only devices set up for the first ones have
    * them */
-  if (!resolve (module, "cuStreamWriteValue64", "cuStreamWriteValue64_v2",
+  funcs.stream_mem_ops_attribute =
+      CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS;
+  if (!resolve (module, "cuStreamWriteValue64_v2", NULL,
           (gpointer *) & funcs.StreamWriteValue64)) {
-    funcs.StreamWriteValue64 = NULL;
+    funcs.stream_mem_ops_attribute =
+        CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1;
+    if (!resolve (module, "cuStreamWriteValue64", NULL,
+            (gpointer *) & funcs.StreamWriteValue64))
+      funcs.StreamWriteValue64 = NULL;
     g_clear_pointer (&load_error, g_free);
   }
 

@@ -71,6 +71,7 @@ typedef struct
   CUresult (*StreamCreate) (CUstream * stream, unsigned int flags);
   CUresult (*StreamDestroy) (CUstream stream);
   CUresult (*StreamSynchronize) (CUstream stream);
+  CUresult (*CtxSynchronize) (void);
   CUresult (*StreamWaitEvent) (CUstream stream, CUevent event,
       unsigned int flags);
   CUresult (*EventCreate) (CUevent * event, unsigned int flags);
@@ -88,6 +89,10 @@ typedef struct
    * cuStreamWriteValue64: no fence page then (fence-page.h) */
   CUresult (*StreamWriteValue64) (CUstream stream, CUdeviceptr addr,
       guint64 value, unsigned int flags);
+  /* the device attribute that says whether StreamWriteValue64 works:
+   * CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS for the _v2 entry
+   * point, its _V1 for the first one */
+  int stream_mem_ops_attribute;
 } CudaIpcCudaFuncs;
 
 gboolean cudaipc_cuda_load (GError ** error);

@@ -39,7 +39,11 @@ typedef struct
 #define CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID 34
 #define CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED 102
 #define CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED 103
-#define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 93
+/* 64-bit stream memory operations: 122 answers for the _v2 entry points
+ * (CUDA 11.7 on), which every device has; 93, the first API's, answers 0
+ * unless the nvidia module was loaded with NVreg_EnableStreamMemOPs=1 */
+#define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS 122
+#define CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1 93
 
 /* cuMemHostRegister flags */
 #define CU_MEMHOSTREGISTER_PORTABLE 0x01

@@ -68,9 +68,8 @@ register_page (CudaIpcFencePage * page, GError ** error)
     return FALSE;
   }
   if (!cudaipc_cuda_check (cu->DeviceGetAttribute (&supported,
-              CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS,
-              dev->cu_device), "cuDeviceGetAttribute (64-bit stream memory "
-          "operations)", error))
+              cu->stream_mem_ops_attribute, dev->cu_device),
+          "cuDeviceGetAttribute (64-bit stream memory operations)", error))
     return FALSE;
   if (!supported) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
