@@ -311,7 +311,10 @@ copy_memories (CudaIpcCopier * c, GstBuffer * buf, guintptr dst,
     gsize size;
 
     /* mapped for the call only: the buffer, pending until the copy is
-     * done, keeps the memory */
+     * done, keeps the memory; whatever upstream still has queued on the
+     * memory's own stream ends first (gstcuda.h) */
+    if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME))
+      cudaipc_gstcuda_memory_sync (mem);
     if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
         gst_memory_map (mem, &map, GST_MAP_READ | CUDAIPC_MAP_CUDA)) {
       t->calls++;

@@ -48,6 +48,7 @@ static struct
   GstBufferPool *(*buffer_pool_new) (GObject * ctx);
     gboolean (*is_cuda_memory) (GstMemory * mem);
   /* >= 1.24 */
+  void (*memory_sync) (GstMemory * mem);
   GstMemory *(*alloc_wrapped) (GstAllocator * allocator, GObject * ctx,
       gpointer stream, const GstVideoInfo * info, CUdeviceptr dev_ptr,
       gpointer user_data, GDestroyNotify notify);
@@ -119,6 +120,9 @@ cudaipc_gstcuda_load (void)
     if (ok && !g_module_symbol (module, "gst_cuda_allocator_alloc_wrapped",
             (gpointer *) & lib.alloc_wrapped))
       lib.alloc_wrapped = NULL;
+    if (ok && !g_module_symbol (module, "gst_cuda_memory_sync",
+            (gpointer *) & lib.memory_sync))
+      lib.memory_sync = NULL;
     /* our own driver table too: the copies are ours */
     if (ok && !lib.load_library ()) {
       GST_INFO ("%s cannot load the CUDA driver", GSTCUDA_LIBRARY);
@@ -137,6 +141,14 @@ cudaipc_gstcuda_load (void)
     g_once_init_leave (&once, 1);
   }
   return loaded;
+}
+
+void
+cudaipc_gstcuda_memory_sync (GstMemory * mem)
+{
+  if (cudaipc_gstcuda_load () && lib.memory_sync != NULL &&
+      lib.is_cuda_memory (mem))
+    lib.memory_sync (mem);
 }
 
 gboolean
@@ -363,6 +375,42 @@ copy_metadata (GstBuffer * dst, GstBuffer * src)
   }
 }
 
+/* What a wrapped frame holds: the frame (so its slot) and the context
+ * downstream reads it in. */
+typedef struct
+{
+  GstBuffer *frame;
+  GObject *ctx;
+  CUcontext handle;
+} WrapHold;
+
+/* The wrapper is freed: nvcodec's elements queue their kernels on streams
+ * of their own and let their input go at once, so the slot may still be
+ * read. Whatever is queued in the context ends first, then the slot goes
+ * back to the producer, which may write it again at once. */
+static void
+wrap_release (gpointer data)
+{
+  WrapHold *hold = data;
+  const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
+  CUresult res = cu->CtxPushCurrent (hold->handle);
+
+  if (res == CUDA_SUCCESS) {
+    CUcontext prev;
+
+    res = cu->CtxSynchronize ();
+    cu->CtxPopCurrent (&prev);
+  }
+  if (res != CUDA_SUCCESS) {
+    g_autofree gchar *why = cudaipc_cuda_error (res);
+
+    GST_WARNING ("cannot wait for the reads of a wrapped frame: %s", why);
+  }
+  gst_buffer_unref (hold->frame);
+  g_object_unref (hold->ctx);
+  g_free (hold);
+}
+
 static GstBuffer *
 wrap_frame (CudaIpcGstCudaOut * out, GstBuffer * frame, guintptr dev_ptr,
     GError ** error)
@@ -372,6 +420,7 @@ wrap_frame (CudaIpcGstCudaOut * out, GstBuffer * frame, guintptr dev_ptr,
   gint strides[GST_VIDEO_MAX_PLANES];
   GstMemory *mem;
   GstBuffer *buf;
+  WrapHold *hold;
 
   plane_layout (frame, &out->info, offsets, strides);
   for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES (&info); p++) {
@@ -382,10 +431,17 @@ wrap_frame (CudaIpcGstCudaOut * out, GstBuffer * frame, guintptr dev_ptr,
 
   buf = gst_buffer_new ();
   copy_metadata (buf, frame);
-  /* the wrapper holds the frame, and so its slot, until it is freed */
-  mem = lib.alloc_wrapped (NULL, out->ctx, NULL, &info, dev_ptr, frame,
-      (GDestroyNotify) gst_buffer_unref);
+  /* the wrapper holds the frame, and so its slot, until it is freed and
+   * downstream's reads of it are done */
+  hold = g_new0 (WrapHold, 1);
+  hold->frame = frame;
+  hold->ctx = g_object_ref (out->ctx);
+  hold->handle = out->handle;
+  mem = lib.alloc_wrapped (NULL, out->ctx, NULL, &info, dev_ptr, hold,
+      wrap_release);
   if (mem == NULL) {
+    g_object_unref (hold->ctx);
+    g_free (hold);
     gst_buffer_unref (buf);
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_CUDA,
         "gst_cuda_allocator_alloc_wrapped() failed");

@@ -48,6 +48,15 @@ gpointer cudaipc_gstcuda_context_handle (GObject * ctx);
 /* The GstCudaContext of nvcodec's GstCudaMemory @mem (its public head;
  * borrowed), or NULL when @mem is not one. Loads nothing. */
 GObject *cudaipc_gstcuda_memory_context (GstMemory * mem);
+/* Waits until the work queued on nvcodec's GstCudaMemory @mem by the
+ * element that wrote it is done, where that memory says some is pending:
+ * from GStreamer 1.24, decoders and filters write their output on a CUDA
+ * stream of their own, flag it GST_CUDA_MEMORY_TRANSFER_NEED_SYNC and push
+ * it at once, and a reader on another stream must wait first
+ * (gst_cuda_memory_sync(): nothing where nothing is pending). Nothing for
+ * other memory, or where the library has no such call (1.22, whose
+ * memory has no stream). */
+void cudaipc_gstcuda_memory_sync (GstMemory * mem);
 /* The "cuda-device-id" of a GstCudaContext, -1 when it has none. */
 gint cudaipc_gstcuda_context_device (GObject * ctx);
 
