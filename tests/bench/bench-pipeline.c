@@ -20,9 +20,9 @@
 #include <gst/app/gstappsink.h>
 
 #include "bench.h"
+#include "test-bus.h"
 #ifdef HAVE_GST_CUDA
 #include "bench-gstcuda.h"
-#include "test-bus.h"
 #endif
 
 /* GstCudaMemory's allocator type (gstcudamemory.h, nvcodec 1.20 and
