@@ -730,7 +730,7 @@ behaviour_suite (void)
   TCase *tc = tcase_create ("general");
 
   /* the slow consumer runs a minute */
-  tcase_set_timeout (tc, 240);
+  cudaipc_test_set_timeout (tc, 240);
   tcase_add_checked_fixture (tc, setup, teardown);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_null_in_every_state);

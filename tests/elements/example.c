@@ -213,7 +213,7 @@ example_suite (void)
   Suite *s = suite_create ("example-" BACKEND);
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 120);
+  cudaipc_test_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_frames);

@@ -443,7 +443,7 @@ faults_suite (void)
   Suite *s = suite_create ("faults-" BACKEND);
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 240);
+  cudaipc_test_set_timeout (tc, 240);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_consumer_killed_frees_its_slots);

@@ -729,7 +729,7 @@ gpu_fence_suite (void)
   Suite *s = suite_create ("gpu-fence");
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 240);
+  cudaipc_test_set_timeout (tc, 240);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_fence_page_orders_a_copy_across_processes);
   tcase_add_test (tc, test_event_orders_a_copy_across_processes);

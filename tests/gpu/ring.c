@@ -302,7 +302,7 @@ gpu_ring_suite (void)
   Suite *s = suite_create ("gpu-ring");
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 120);
+  cudaipc_test_set_timeout (tc, 120);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_ring_shared_with_second_process);
   tcase_add_test (tc, test_descriptor_refused_before_mapping);

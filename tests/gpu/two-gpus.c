@@ -139,7 +139,7 @@ peer_suite (void)
   Suite *s = suite_create ("gpu-two-gpus");
   TCase *tc = tcase_create ("general");
 
-  tcase_set_timeout (tc, 300);
+  cudaipc_test_set_timeout (tc, 300);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_peer_reads_bit_exact);
