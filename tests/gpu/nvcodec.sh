@@ -34,18 +34,27 @@ status=0
 for mode in auto imported gst-cuda; do
   sock="$dir/$mode.sock"
   # shellcheck disable=SC2086
-  timeout 60 gst-launch-1.0 -q cuipcsrc socket-path="$sock" output-memory=$mode ! \
-    $filters >"$dir/$mode" &
+  # every frame: max-held=0 here, and a producer that waits for it
+  timeout 60 gst-launch-1.0 cuipcsrc socket-path="$sock" output-memory=$mode \
+    max-held=0 ! $filters >"$dir/$mode" 2>&1 &
   consumer=$!
   timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
-    cuipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false
-  wait $consumer || { echo "output-memory=$mode: the consumer failed"; status=1; continue; }
+    cuipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false \
+    on-full=wait full-timeout=0 consumer-timeout=0
+  if ! wait $consumer; then
+    echo "output-memory=$mode: the consumer failed:"
+    grep -vE '[0-9a-f]{40}' "$dir/$mode" | tail -n 20 || true
+    status=1
+    continue
+  fi
   n=$(sums "$dir/$mode" | wc -l)
   if diff <(sums "$dir/ref") <(sums "$dir/$mode") >/dev/null; then
     echo "output-memory=$mode: all $n of $n_ref checksums equal"
   else
     echo "output-memory=$mode: $n frames, checksums differ from the reference"
-    diff <(sums "$dir/ref") <(sums "$dir/$mode") | head -5
+    echo "frames that differ (from 0): $(paste -d ' ' <(sums "$dir/ref") <(sums "$dir/$mode") |
+      awk '$1 != $2 { print NR - 1 }' | head -n 10 | paste -sd ',' -)"
+    grep -vE '[0-9a-f]{40}' "$dir/$mode" | tail -n 20 || true
     status=1
   fi
 done

@@ -18,7 +18,7 @@ for e in cudaupload cudadownload checksumsink; do
 done
 # nvcodec's has "address"; ours "socket-path"
 if ! gst-inspect-1.0 cudaipcsink 2>/dev/null | grep -q "address"; then
-  echo "SKIP: no nvcodec cudaipcsink here (GStreamer < 1.24)"
+  echo "SKIP: no nvcodec cudaipcsink here (GStreamer < 1.24); cudaipcsink is: $(gst-inspect-1.0 cudaipcsink 2>&1 | grep -E '^ +(Filename|Version) ' | tr -s ' ' | paste -sd ';' -)"
   exit 77
 fi
 
