@@ -145,11 +145,14 @@ child_main (int argc, char **argv)
 }
 
 /* Runs the child with @registry, the stand-in's folder as the system
- * plugin folder and ours as GST_PLUGIN_PATH; returns its report. */
+ * plugin folder and @path (ours where NULL) as GST_PLUGIN_PATH; returns
+ * its report. */
 static gchar *
-run_child (const gchar * registry, const gchar * sysdir)
+run_child_with (const gchar * registry, const gchar * sysdir,
+    const gchar * path)
 {
-  g_autofree gchar *ours = g_path_get_dirname (g_getenv ("CUDAIPC_OUR_PLUGIN"));
+  g_autofree gchar *ours = path ? g_strdup (path) :
+      g_path_get_dirname (g_getenv ("CUDAIPC_OUR_PLUGIN"));
   gchar *argv[] = { (gchar *) "/proc/self/exe", (gchar *) "--child", NULL };
   gchar **env = g_get_environ ();
   gchar *out = NULL, *err = NULL;
@@ -168,6 +171,12 @@ run_child (const gchar * registry, const gchar * sysdir)
   g_strfreev (env);
   g_free (err);
   return out;
+}
+
+static gchar *
+run_child (const gchar * registry, const gchar * sysdir)
+{
+  return run_child_with (registry, sysdir, NULL);
 }
 
 static void
@@ -195,26 +204,34 @@ check_report (const gchar * report, const gchar * when)
         (int) strlen (expected[i]) - 1, expected[i], report);
 }
 
-GST_START_TEST (test_names_with_nvcodec_scanned_last)
+/* A system plugin folder in @dir with the stand-in as libgstnvcodec.so,
+ * where nvcodec lives, and coreelements; returns its path. */
+static gchar *
+make_sysdir (const gchar * dir)
 {
-  g_autofree gchar *dir = cudaipc_test_tmpdir ("coexist");
-  g_autofree gchar *sysdir = g_build_filename (dir, "system", NULL);
-  g_autofree gchar *registry = g_build_filename (dir, "registry.bin", NULL);
+  gchar *sysdir = g_build_filename (dir, "system", NULL);
   g_autofree gchar *nvcodec = g_build_filename (sysdir, "libgstnvcodec.so",
       NULL);
   g_autofree gchar *core = g_build_filename (sysdir,
       "libgstcoreelements.so", NULL);
   g_autofree gchar *core_src = NULL;
-  g_autofree gchar *first = NULL, *second = NULL;
   const gchar *test_sys = g_getenv ("GST_PLUGIN_SYSTEM_PATH_1_0");
-  struct stat before, after;
 
   fail_unless (test_sys != NULL);
   core_src = g_build_filename (test_sys, "libgstcoreelements.so", NULL);
   fail_unless (g_mkdir_with_parents (sysdir, 0700) == 0);
-  /* where nvcodec lives: in the system plugin folder */
   fail_unless (symlink (g_getenv ("CUDAIPC_FAKE_NVCODEC"), nvcodec) == 0);
   fail_unless (symlink (core_src, core) == 0);
+  return sysdir;
+}
+
+GST_START_TEST (test_names_with_nvcodec_scanned_last)
+{
+  g_autofree gchar *dir = cudaipc_test_tmpdir ("coexist");
+  g_autofree gchar *sysdir = make_sysdir (dir);
+  g_autofree gchar *registry = g_build_filename (dir, "registry.bin", NULL);
+  g_autofree gchar *first = NULL, *second = NULL;
+  struct stat before, after;
 
   first = run_child (registry, sysdir);
   check_report (first, "fresh registry");
@@ -234,6 +251,40 @@ GST_START_TEST (test_names_with_nvcodec_scanned_last)
 
 GST_END_TEST;
 
+/* Ours installed into a registry that already knows nvcodec (a user's
+ * registry, then `meson install`): only our plugin is scanned, in a
+ * scanner process that knows no other plugin, and what it registers goes
+ * in last. On GStreamer >= 1.24 it must still leave the shared names to
+ * nvcodec; on 1.22, whose nvcodec has no such elements, they are ours. */
+GST_START_TEST (test_names_when_ours_joins_a_registry)
+{
+  g_autofree gchar *dir = cudaipc_test_tmpdir ("coexist");
+  g_autofree gchar *sysdir = make_sysdir (dir);
+  g_autofree gchar *empty = g_build_filename (dir, "empty", NULL);
+  g_autofree gchar *registry = g_build_filename (dir, "registry.bin", NULL);
+  g_autofree gchar *first = NULL, *second = NULL;
+
+  fail_unless (g_mkdir_with_parents (empty, 0700) == 0);
+  first = run_child_with (registry, sysdir, empty);
+  fail_unless (strstr (first, "owner-cudaipcsink=nvcodec\n") != NULL,
+      "without ours:\n%s", first);
+  fail_unless (strstr (first, "factory-cuipcsink=none\n") != NULL,
+      "without ours:\n%s", first);
+
+  second = run_child (registry, sysdir);
+#if GST_CHECK_VERSION (1, 24, 0)
+  check_report (second, "ours scanned into a registry with nvcodec");
+#else
+  fail_unless (strstr (second, "factory-cuipcsink=GstCuIpcSink\n") != NULL,
+      "ours added:\n%s", second);
+  fail_unless (strstr (second, "owner-cudaipcsink=cudaipc\n") != NULL,
+      "ours added:\n%s", second);
+#endif
+  cudaipc_test_rmtree (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 coexist_suite (void)
 {
@@ -244,6 +295,7 @@ coexist_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_both_plugins_load);
   tcase_add_test (tc, test_names_with_nvcodec_scanned_last);
+  tcase_add_test (tc, test_names_when_ours_joins_a_registry);
   return s;
 }
 
