@@ -25,10 +25,14 @@ if [ "$backend" = cuda ]; then
 else
   producer_args=(--sink "backend=host ordering=fence on-full=wait full-timeout=0 wait-for-connection=true")
 fi
-if ! unshare --pid --ipc --mount --fork --mount-proc \
-    sh -c 'mount -t tmpfs none /dev/shm' >/dev/null 2>&1; then
+# unshare, sh and mount run with the system's own libraries: a GStreamer
+# kit on LD_LIBRARY_PATH may carry an older libmount than the system's
+# unshare needs; the consumer gets the kit's path back
+libs=${LD_LIBRARY_PATH:-}
+if ! why=$(env -u LD_LIBRARY_PATH unshare --pid --ipc --mount --fork --mount-proc \
+    sh -c 'mount -t tmpfs none /dev/shm' 2>&1); then
   echo "SKIP: unshare --pid --ipc --mount --fork --mount-proc with a tmpfs" \
-    "on /dev/shm is not permitted here"
+    "on /dev/shm is not permitted here: $why"
   exit 77
 fi
 
@@ -42,9 +46,9 @@ field() { grep -Eo "(^| )$2=[^ ]*" "$1" | head -1 | cut -d= -f2; }
 "$node" consumer "$sock" >"$dir/shared.out" 2>"$dir/shared.err" &
 shared=$!
 # its own /dev/shm, /proc and PID 1; the socket's folder is still seen
-unshare --pid --ipc --mount --fork --mount-proc sh -c \
-  'mount -t tmpfs none /dev/shm && exec "$0" consumer "$1"' "$node" "$sock" \
-  >"$dir/contained.out" 2>"$dir/contained.err" &
+env -u LD_LIBRARY_PATH unshare --pid --ipc --mount --fork --mount-proc sh -c \
+  'mount -t tmpfs none /dev/shm && exec env LD_LIBRARY_PATH="$2" "$0" consumer "$1"' \
+  "$node" "$sock" "$libs" >"$dir/contained.out" 2>"$dir/contained.err" &
 contained=$!
 
 status=0
