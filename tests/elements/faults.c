@@ -157,7 +157,11 @@ GST_END_TEST;
  * ring it held, so nothing it holds or still has queued changes: after
  * SIGCONT it checks the four frames it kept downstream again (recheck_bad)
  * and every frame it pushes (bad), reconnects and runs to the end. The
- * other two lose nothing the producer published. */
+ * other two lose nothing the producer published. On the cuda backend the
+ * device's free memory after frame 100 (one ring, three consumers, before
+ * the stop) and after frame 480 (the consumer dropped at about frame 230,
+ * continued at 400 and connected again, the same three processes) must be
+ * equal: the retired ring went once its last holder let go. */
 static void
 stopped_consumer_case (const gchar * on_full)
 {
@@ -171,7 +175,7 @@ stopped_consumer_case (const gchar * on_full)
   victim = spawn_node ("consumer", "--hold", "4", "--src",
       "reconnect=true", NULL);
   p = spawn_node ("producer", "--frames", "500", "--fps", "100",
-      "--clients", "3", "--sink", props, NULL);
+      "--clients", "3", "--sink", props, "--gpu-free-at", "100,480", NULL);
   /* the producer waits for three consumers, then plays for 5 s */
   g_usleep (2 * G_USEC_PER_SEC);
   fail_unless_equals_int (kill (victim->pid, SIGSTOP), 0);
@@ -209,6 +213,14 @@ stopped_consumer_case (const gchar * on_full)
   /* frames queued for it when it was dropped were not pushed */
   fail_unless (field (victim, "discarded") >= 1,
       "no frame queued before the producer's BYE was discarded");
+#ifdef CUDAIPC_TEST_GPU
+  g_print ("on-full=%s: device memory free after frame 100 %"
+      G_GUINT64_FORMAT ", after frame 480 %" G_GUINT64_FORMAT "\n", on_full,
+      field (p, "gpu_free_at_100"), field (p, "gpu_free_at_480"));
+  fail_unless (field (p, "gpu_free_at_100") > 0);
+  fail_unless_equals_uint64 (field (p, "gpu_free_at_480"),
+      field (p, "gpu_free_at_100"));
+#endif
   node_free (p);
   node_free (good1);
   node_free (good2);

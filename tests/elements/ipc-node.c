@@ -85,7 +85,7 @@ static gboolean upload, download, resources;
 /* producer: of the frames it wrote; consumer: of those it received, in
  * the caps' layout, as they arrived */
 static guint64 checksum = CUDAIPC_TEST_HASH_INIT;
-static gchar *mode, *quiet_file, *as_user, *expect_metas;
+static gchar *mode, *quiet_file, *as_user, *expect_metas, *gpu_free_at;
 static gboolean add_metas;
 
 static GOptionEntry entries[] = {
@@ -127,6 +127,10 @@ static GOptionEntry entries[] = {
         "setting (all, none, API names)", "SPEC"},
   {"die-after", 0, 0, G_OPTION_ARG_INT, &die_after,
       "SIGKILL this process after N frames", "N"},
+  {"gpu-free-at", 0, 0, G_OPTION_ARG_STRING, &gpu_free_at,
+      "producer, cuda backend: after pushing each of these frames "
+        "(comma-separated), print the device's free memory as "
+        "gpu_free_at_K=BYTES", "LIST"},
   {NULL}
 };
 
@@ -282,6 +286,18 @@ rss_kb (void)
   return kb;
 }
 
+/* @n is one of the comma-separated numbers of @list. */
+static gboolean
+in_list (const gchar * list, gint n)
+{
+  g_auto (GStrv) items = g_strsplit (list, ",", -1);
+
+  for (guint k = 0; items[k] != NULL; k++)
+    if (items[k][0] != '\0' && g_ascii_strtoll (items[k], NULL, 10) == n)
+      return TRUE;
+  return FALSE;
+}
+
 static void
 sample_resources (Resources * r)
 {
@@ -389,6 +405,14 @@ run_producer (const gchar * socket_path)
       g_usleep (300000);
       sample_resources (&steady);
       g_print ("steady\n");
+      fflush (stdout);
+    }
+    if (gpu_free_at != NULL && in_list (gpu_free_at, i)) {
+      Resources r;
+
+      sample_resources (&r);
+      g_print ("sample gpu_free_at_%d=%" G_GUINT64_FORMAT "\n", i,
+          r.gpu_free);
       fflush (stdout);
     }
     maybe_die (i + 1);
