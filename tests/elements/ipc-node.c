@@ -411,8 +411,7 @@ run_producer (const gchar * socket_path)
       Resources r;
 
       sample_resources (&r);
-      g_print ("sample gpu_free_at_%d=%" G_GUINT64_FORMAT "\n", i,
-          r.gpu_free);
+      g_print ("sample gpu_free_at_%d=%" G_GUINT64_FORMAT "\n", i, r.gpu_free);
       fflush (stdout);
     }
     maybe_die (i + 1);
