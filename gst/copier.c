@@ -306,6 +306,7 @@ copy_memories (CudaIpcCopier * c, GstBuffer * buf, guintptr dst,
 
   for (guint i = 0; i < n; i++) {
     GstMemory *mem = gst_buffer_peek_memory (buf, i);
+    gboolean device = cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME);
     CUresult res = CUDA_SUCCESS;
     GstMapInfo map;
     gsize size;
@@ -313,10 +314,9 @@ copy_memories (CudaIpcCopier * c, GstBuffer * buf, guintptr dst,
     /* mapped for the call only: the buffer, pending until the copy is
      * done, keeps the memory; whatever upstream still has queued on the
      * memory's own stream ends first (gstcuda.h) */
-    if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME))
+    if (device)
       cudaipc_gstcuda_memory_sync (mem);
-    if (cu && gst_memory_is_type (mem, CUDA_MEMORY_TYPE_NAME) &&
-        gst_memory_map (mem, &map, GST_MAP_READ | CUDAIPC_MAP_CUDA)) {
+    if (device && gst_memory_map (mem, &map, GST_MAP_READ | CUDAIPC_MAP_CUDA)) {
       t->calls++;
       t->from_gpu++;
       res = cu->MemcpyDtoDAsync ((CUdeviceptr) (dst + offset),

@@ -18,6 +18,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 sock="$dir/dec.sock"
 sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
+# what a consumer printed besides its checksums, the last lines
+said() { grep -vE '[0-9a-f]{40}' "$1" | tail -n 20 || true; }
 
 timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
   cudadownload ! video/x-raw,format=NV12 ! checksumsink >"$dir/ref"
@@ -30,7 +32,7 @@ consumer=$!
 timeout 60 gst-launch-1.0 -m filesrc location="$clip" ! h264parse ! nvh264dec ! \
   cuipcsink socket-path="$sock" backend=cuda wait-for-connection=true sync=false \
   on-full=wait full-timeout=0 consumer-timeout=0 stats-interval=5 >"$dir/producer"
-wait $consumer || { echo "the consumer failed:"; { grep -vE '[0-9a-f]{40}' "$dir/ipc" | tail -n 20 || true; }; exit 1; }
+wait $consumer || { echo "the consumer failed:"; said "$dir/ipc"; exit 1; }
 
 # the largest counts any of the sink's periodic stats messages showed
 most() { grep -o "$1=(guint64)[0-9]*" "$dir/producer" | grep -o '[0-9]*$' | sort -n | tail -n 1; }
@@ -46,7 +48,7 @@ n_ipc=$(sums "$dir/ipc" | wc -l)
 echo "reference: $n_ref frames, through cudaipc: $n_ipc frames"
 [ "$n_ref" -gt 0 ] || { echo "no reference frames"; exit 1; }
 if ! diff <(sums "$dir/ref") <(sums "$dir/ipc") >/dev/null; then
-  echo "checksums differ; the consumer said:"; grep -vE '[0-9a-f]{40}' "$dir/ipc" | tail -n 20 || true
+  echo "checksums differ; the consumer said:"; said "$dir/ipc"
   diff <(sums "$dir/ref") <(sums "$dir/ipc") | head; exit 1
 fi
 echo "all $n_ipc checksums equal"

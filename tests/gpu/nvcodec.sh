@@ -20,6 +20,8 @@ done
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
+# what a consumer printed besides its checksums, the last lines
+said() { grep -vE '[0-9a-f]{40}' "$1" | tail -n 20 || true; }
 filters='cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 !
   cudascale ! video/x-raw(memory:CUDAMemory),width=320,height=180 !
   cudadownload ! video/x-raw,format=I420 ! checksumsink'
@@ -43,7 +45,7 @@ for mode in auto imported gst-cuda; do
     on-full=wait full-timeout=0 consumer-timeout=0
   if ! wait $consumer; then
     echo "output-memory=$mode: the consumer failed:"
-    grep -vE '[0-9a-f]{40}' "$dir/$mode" | tail -n 20 || true
+    said "$dir/$mode"
     status=1
     continue
   fi
@@ -54,7 +56,7 @@ for mode in auto imported gst-cuda; do
     echo "output-memory=$mode: $n frames, checksums differ from the reference"
     echo "frames that differ (from 0): $(paste -d ' ' <(sums "$dir/ref") <(sums "$dir/$mode") |
       awk '$1 != $2 { print NR - 1 }' | head -n 10 | paste -sd ',' -)"
-    grep -vE '[0-9a-f]{40}' "$dir/$mode" | tail -n 20 || true
+    said "$dir/$mode"
     status=1
   fi
 done
