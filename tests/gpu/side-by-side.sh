@@ -16,9 +16,12 @@ node=$CUDAIPC_IPC_NODE
 for e in cudaupload cudadownload checksumsink; do
   gst-inspect-1.0 "$e" >/dev/null 2>&1 || { echo "SKIP: no $e"; exit 77; }
 done
-# nvcodec's has "address"; ours "socket-path"
-if ! gst-inspect-1.0 cudaipcsink 2>/dev/null | grep -q "address"; then
-  echo "SKIP: no nvcodec cudaipcsink here (GStreamer < 1.24); cudaipcsink is: $(gst-inspect-1.0 cudaipcsink 2>&1 | grep -E '^ +(Filename|Version) ' | tr -s ' ' | paste -sd ';' -)"
+# nvcodec's has "address"; ours "socket-path". The whole description
+# first: grep -q would stop reading early, and under pipefail the writer's
+# SIGPIPE would read as "not found".
+desc=$(gst-inspect-1.0 cudaipcsink 2>&1 || true)
+if ! grep -q "address" <<<"$desc"; then
+  echo "SKIP: no nvcodec cudaipcsink here (GStreamer < 1.24); cudaipcsink is: $(grep -E '^ +(Filename|Version) ' <<<"$desc" | tr -s ' ' | paste -sd ';' -)"
   exit 77
 fi
 
