@@ -39,13 +39,15 @@ struct cudaipc_consumer
   gchar *error;
   gboolean connected_once;
   gboolean eos;
+  GstCaps *caps_seen;           /* the caps caps_str was made of */
+  gchar *caps_str;              /* GRefString: frames share it */
 };
 
 struct cudaipc_frame
 {
   CudaIpcClientItem item;       /* the frame, its memory owned */
   Shared *shared;
-  gchar *caps;                  /* made when asked for */
+  gchar *caps;                  /* GRefString, the consumer's caps_str */
   GstBuffer *metas;             /* the frame's metas, decoded; or NULL */
   guint n_regions, n_objects;
 };
@@ -190,6 +192,22 @@ frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
   g_atomic_int_inc (&c->shared->refs);
   g_atomic_int_inc (&c->shared->held);
 
+  /* the caps as text, made once for a run of frames of the same caps */
+  if (f->item.frame.caps) {
+    GstCaps *caps = f->item.frame.caps;
+
+    if (c->caps_str == NULL || (caps != c->caps_seen &&
+            !gst_caps_is_equal (caps, c->caps_seen))) {
+      gchar *text = gst_caps_to_string (caps);
+
+      g_clear_pointer (&c->caps_str, g_ref_string_release);
+      c->caps_str = g_ref_string_new (text);
+      g_free (text);
+    }
+    gst_caps_replace (&c->caps_seen, caps);
+    f->caps = g_ref_string_acquire (c->caps_str);
+  }
+
   /* the regions it carries, read the way cuipcsrc reads them */
   if (f->item.frame.meta) {
     CudaIpcMetaCounts counts = { 0, };
@@ -317,6 +335,8 @@ cudaipc_consumer_free (cudaipc_consumer * c)
     cudaipc_client_free (c->client);
   }
   shared_unref (c->shared);
+  gst_clear_caps (&c->caps_seen);
+  g_clear_pointer (&c->caps_str, g_ref_string_release);
   g_free (c->path);
   g_free (c->name);
   g_free (c->error);
@@ -358,9 +378,7 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   info->height = GST_VIDEO_INFO_HEIGHT (vi);
   g_strlcpy (info->format, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT
           (vi)), sizeof (info->format));
-  if (f->caps == NULL)
-    ((cudaipc_frame *) f)->caps = gst_caps_to_string (fr->caps);
-  info->caps = f->caps;
+  info->caps = f->caps ? f->caps : "";
   if (fr->msg.n_planes > 0) {
     info->n_planes = MIN (fr->msg.n_planes, CUDAIPC_MAX_PLANES_INFO);
     for (guint i = 0; i < info->n_planes; i++) {
@@ -423,6 +441,6 @@ cudaipc_frame_release (cudaipc_frame * f)
   g_atomic_int_add (&f->shared->held, -1);
   shared_unref (f->shared);
   gst_clear_buffer (&f->metas);
-  g_free (f->caps);
+  g_clear_pointer (&f->caps, g_ref_string_release);
   g_free (f);
 }

@@ -313,8 +313,8 @@ class Frame(_Exporter):
         self.format = info.format.decode()
         self.caps = info.caps.decode()
         n = info.n_planes
-        self.plane_offsets = tuple(info.plane_offset[i] for i in range(n))
-        self.plane_strides = tuple(info.plane_stride[i] for i in range(n))
+        self.plane_offsets = tuple(info.plane_offset[:n])
+        self.plane_strides = tuple(info.plane_stride[:n])
         self.size = info.size
         self.data_ptr = info.data
         self.number = info.number

@@ -8,6 +8,7 @@ dropped unused.
 """
 
 import ctypes
+import struct
 
 KDL_CPU = 1
 KDL_CUDA = 2
@@ -87,25 +88,26 @@ def live_count():
     return len(_live)
 
 
+# DLManagedTensor on a 64-bit machine: the DLTensor (data, device type
+# and id, ndim, dtype code, bits and lanes, shape, strides, byte_offset),
+# manager_ctx, deleter; then our shape and strides arrays
+_HEAD = struct.Struct("=QiiiBBHQQQQQ")
+assert _HEAD.size == ctypes.sizeof(DLManagedTensor)
+_DELETER = ctypes.cast(_deleter, ctypes.c_void_p).value
+_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p)
+
+
 def capsule(owner, data, shape, strides, device_type, device_id):
     """A "dltensor" capsule of uint8 elements at @data, @shape and
     @strides in elements, which keeps @owner alive until released."""
     ndim = len(shape)
-    shape_arr = (ctypes.c_int64 * ndim)(*shape)
-    strides_arr = (ctypes.c_int64 * ndim)(*strides)
-    managed = DLManagedTensor()
-    managed.dl_tensor.data = data
-    managed.dl_tensor.device = DLDevice(device_type, device_id)
-    managed.dl_tensor.ndim = ndim
-    managed.dl_tensor.dtype = DLDataType(KDL_UINT, 8, 1)
-    managed.dl_tensor.shape = shape_arr
-    managed.dl_tensor.strides = strides_arr
-    managed.dl_tensor.byte_offset = 0
+    mem = ctypes.create_string_buffer(_HEAD.size + 16 * ndim)
+    base = ctypes.addressof(mem)
     ctx = _next_id[0]
     _next_id[0] += 1
-    managed.manager_ctx = ctx
-    managed.deleter = _deleter
-    _live[ctx] = (owner, managed, shape_arr, strides_arr)
-    return _api.PyCapsule_New(ctypes.addressof(managed), _NAME,
-                              ctypes.cast(_capsule_destructor,
-                                          ctypes.c_void_p))
+    _HEAD.pack_into(mem, 0, data, device_type, device_id, ndim, KDL_UINT, 8,
+                    1, base + _HEAD.size, base + _HEAD.size + 8 * ndim, 0,
+                    ctx, _DELETER)
+    struct.pack_into("=%dq" % (2 * ndim), mem, _HEAD.size, *shape, *strides)
+    _live[ctx] = (owner, mem)
+    return _api.PyCapsule_New(base, _NAME, _DESTRUCTOR)

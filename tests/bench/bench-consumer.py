@@ -73,6 +73,19 @@ def main():
     stdin_open = True
     deadline = now_ns() + args.timeout * 10 ** 9
 
+    # the array libraries loaded (and torch's CUDA set up) before the
+    # first frame: a frame held through an import of seconds would read
+    # to the producer as a consumer that stopped releasing
+    try:
+        import torch
+        torch.zeros(1, device="cuda:%d" % args.consumer_device)
+    except Exception:
+        pass
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        pass
+
     cams = cudaipc.Consumer(args.socket, name="bench-consumer-%d" %
                             args.index, device_id=args.consumer_device,
                             connect_timeout=args.timeout, reconnect=False,
