@@ -131,11 +131,11 @@ void cudaipc_client_set_peer_access (CudaIpcClient * client,
     gboolean allow);
 
 /* Most frames held at once, handed out or read and waiting to be: 0 (the
- * default) no limit, CUDAIPC_MAX_HELD_AUTO the producer's ring less one
- * (at least 1: a syncing sink holds its last frame, one it waits to show
- * and the next, read meanwhile). A frame beyond it goes back to the producer at once, counted
- * as dropped: the oldest of those read and not handed out yet, else the
- * one that arrives. Read for each FRAME. */
+ * default) no limit, CUDAIPC_MAX_HELD_AUTO the producer's ring less one (at
+ * least 1: a syncing sink holds its last frame, one it waits to show and
+ * the next, read meanwhile). A frame beyond it goes back to the producer at
+ * once, counted as dropped: the oldest of those read and not handed out
+ * yet, else the one that arrives. Read for each FRAME. */
 #define CUDAIPC_MAX_HELD_AUTO (-1)
 void cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held);
 void cudaipc_client_get_stats (CudaIpcClient * client,

@@ -294,16 +294,17 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  * current ring lent to upstream, which writes the frame into it; render()
  * then publishes the slot as it is. Host backend. Any thread.
  *
- * acquire_in_place() waits for a free slot until @deadline_us, as
- * acquire() does (stuck clients are dropped meanwhile), but it never
- * builds or replaces a ring, which only acquire() does, from the streaming
- * thread: NO_RING where there is no ring yet, it is to be replaced, its
- * slots are smaller than @size, or the server was stopped (a pool that
- * upstream kept across a restart of the sink). Neither NO_RING nor TIMEOUT counts a
- * frame as dropped: the caller hands upstream other memory, and render()
- * copies that as usual. It does not see wake(); FLUSHING when flushing,
- * or once @cancel (may be NULL) is set and kick() called. OK: @ticket lends the slot, which stays WRITING (no other
- * frame takes it) until the ticket is freed or the slot published. */
+ * acquire_in_place() waits for a free slot until @deadline_us, as acquire()
+ * does (stuck clients are dropped meanwhile), but it never builds or
+ * replaces a ring, which only acquire() does, from the streaming thread:
+ * NO_RING where there is no ring yet, it is to be replaced, its slots are
+ * smaller than @size, or the server was stopped (a pool that upstream kept
+ * across a restart of the sink). Neither NO_RING nor TIMEOUT counts a frame
+ * as dropped: the caller hands upstream other memory, and render() copies
+ * that as usual. It does not see wake(); FLUSHING when flushing, or once
+ * @cancel (may be NULL) is set and kick() called. OK: @ticket lends the
+ * slot, which stays WRITING (no other frame takes it) until the ticket is
+ * freed or the slot published. */
 typedef struct _CudaIpcSlotTicket CudaIpcSlotTicket;
 
 CudaIpcServerStatus cudaipc_server_acquire_in_place (CudaIpcServer * server,

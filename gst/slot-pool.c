@@ -23,25 +23,10 @@ struct _CudaIpcSlotPool
 
 G_DEFINE_TYPE (CudaIpcSlotPool, cudaipc_slot_pool, GST_TYPE_BUFFER_POOL);
 
-static GQuark
-ticket_quark (void)
-{
-  static gsize q;
-
-  if (g_once_init_enter (&q))
-    g_once_init_leave (&q, g_quark_from_static_string ("cudaipc-slot-ticket"));
-  return (GQuark) q;
-}
-
-static GQuark
-waited_quark (void)
-{
-  static gsize q;
-
-  if (g_once_init_enter (&q))
-    g_once_init_leave (&q, g_quark_from_static_string ("cudaipc-slot-waited"));
-  return (GQuark) q;
-}
+/* the ticket of a slot's memory, and the mark of plain memory handed out
+ * after a wait */
+static G_DEFINE_QUARK (cudaipc-slot-ticket, ticket);
+static G_DEFINE_QUARK (cudaipc-slot-waited, waited);
 
 static const gchar **
 slot_pool_get_options (GstBufferPool * bpool)

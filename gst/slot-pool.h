@@ -7,12 +7,12 @@
  *
  * acquire() waits for a free slot as the sink's on-full and full-timeout
  * say (set_wait(); a changed setting applies within 100 ms to a wait in
- * progress), and until upstream flushes the pool (a source that stops
- * does) or the sink stops. Where no slot can be lent (no ring yet, a ring about to be
- * replaced, every slot held until the time limit, on-full=drop with none
- * free), it hands out plain system memory instead, which render() copies
- * as before: upstream never waits longer than the sink would, and a frame
- * is dropped, or not, by render() alone. Buffers are not reused: each
+ * progress), and until upstream flushes the pool (a source that stops does)
+ * or the sink stops. Where no slot can be lent (no ring yet, a ring about
+ * to be replaced, every slot held until the time limit, on-full=drop with
+ * none free), it hands out plain system memory instead, which render()
+ * copies as before: upstream never waits longer than the sink would, and a
+ * frame is dropped, or not, by render() alone. Buffers are not reused: each
  * goes when upstream lets go of it, and its slot with it.
  */
 #pragma once
