@@ -636,6 +636,13 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
 
 /* Reading */
 
+static gboolean
+bad (GError ** error, const gchar * what)
+{
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "%s", what);
+  return FALSE;
+}
+
 /* Names from a producer become GQuarks, which live for the whole
  * process: only so many new ones. */
 static gint names_made;
@@ -648,52 +655,63 @@ typedef struct
 {
   const gchar *str[NAME_CACHE];
   GQuark quark[NAME_CACHE];
+  gboolean valid[NAME_CACHE];   /* checked against GStreamer's name rule */
   guint next;
 } NameCache;
 
+/* @s as a quark; with @name (what it is, for the error), a structure or
+ * field name, which must keep GStreamer's rule: checked once a blob, as
+ * the quark is looked up once. */
 static gboolean
-peer_quark (NameCache * cache, const gchar * s, GQuark * out,
-    GError ** error)
+peer_quark_full (NameCache * cache, const gchar * s, const gchar * name,
+    GQuark * out, GError ** error)
 {
+  guint i;
 
   if (s[0] == '\0') {
+    if (name)
+      return bad (error, name);
     *out = 0;
     return TRUE;
   }
   /* the cache's strings point into the blob being decoded (reset at
    * each decode) */
-  for (guint i = 0; i < NAME_CACHE && cache->str[i]; i++) {
-    if (cache->str[i][0] == s[0] && strcmp (cache->str[i], s) == 0) {
-      *out = cache->quark[i];
-      return TRUE;
+  for (i = 0; i < NAME_CACHE && cache->str[i]; i++) {
+    if (cache->str[i][0] == s[0] && strcmp (cache->str[i], s) == 0)
+      break;
+  }
+  if (i < NAME_CACHE && cache->str[i]) {
+    if (name && !cache->valid[i]) {
+      if (!valid_name (s))
+        return bad (error, name);
+      cache->valid[i] = TRUE;
     }
+    *out = cache->quark[i];
+    return TRUE;
   }
+  if (name && !valid_name (s))
+    return bad (error, name);
   *out = g_quark_try_string (s);
-  if (*out != 0) {
-    cache->str[cache->next] = s;
-    cache->quark[cache->next] = *out;
-    cache->next = (cache->next + 1) % NAME_CACHE;
-    return TRUE;
+  if (*out == 0) {
+    if (g_atomic_int_add (&names_made, 1) >= CUDAIPC_MAX_META_NAMES) {
+      g_atomic_int_add (&names_made, -1);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+          "more than %d names this process did not know came in metas",
+          CUDAIPC_MAX_META_NAMES);
+      return FALSE;
+    }
+    *out = g_quark_from_string (s);
   }
-  if (*out != 0)
-    return TRUE;
-  if (g_atomic_int_add (&names_made, 1) >= CUDAIPC_MAX_META_NAMES) {
-    g_atomic_int_add (&names_made, -1);
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-        "more than %d names this process did not know came in metas",
-        CUDAIPC_MAX_META_NAMES);
-    return FALSE;
-  }
-  *out = g_quark_from_string (s);
+  i = cache->next;
+  cache->str[i] = s;
+  cache->quark[i] = *out;
+  cache->valid[i] = name != NULL;
+  cache->next = (i + 1) % NAME_CACHE;
   return TRUE;
 }
 
-static gboolean
-bad (GError ** error, const gchar * what)
-{
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "%s", what);
-  return FALSE;
-}
+#define peer_quark(cache, s, out, error) \
+    peer_quark_full (cache, s, NULL, out, error)
 
 /* A string of the entry: it points into the blob. */
 static gboolean
@@ -768,11 +786,8 @@ get_field (GstByteReader * r, NameCache * names, GstStructure * st,
   gfloat f;
   gboolean ok = TRUE;
 
-  if (!get_str (r, &name, error))
-    return FALSE;
-  if (!valid_name (name))
-    return bad (error, "a field name is not one");
-  if (!peer_quark (names, name, &field, error))
+  if (!get_str (r, &name, error) || !peer_quark_full (names, name,
+          "a field name is not one", &field, error))
     return FALSE;
   if (!gst_byte_reader_get_uint8 (r, &t))
     return bad (error, "a field is truncated");
@@ -842,11 +857,7 @@ get_structure (GstByteReader * r, NameCache * names, GError ** error)
   if (!get_str (r, &s, error) ||
       !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
     return NULL;
-  if (!valid_name (s)) {
-    bad (error, "a structure name is not one");
-    return NULL;
-  }
-  if (!peer_quark (names, s, &name, error))
+  if (!peer_quark_full (names, s, "a structure name is not one", &name, error))
     return NULL;
   st = gst_structure_new_id_empty (name);
   for (guint i = 0; i < n; i++) {
