@@ -125,13 +125,40 @@ write_header (GstBuffer * buf, const guint64 hdr[BENCH_HDR_WORDS])
   return out;
 }
 
+/* --roi-count regions of interest, each with a "detection" parameter, as
+ * a detector's output: added on the sink's streaming thread, before the
+ * stamp, as an analytics element just upstream of the sink would (made on
+ * the pushing thread instead, they were created on one core and read and
+ * freed on another, a cost of this benchmark's appsrc, not of the
+ * transport) */
+static GstBuffer *
+add_regions (GstBuffer * buf)
+{
+  buf = gst_buffer_make_writable (buf);
+  for (gint r = 0; r < opts.rois; r++) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (buf, "object",
+        (r * 37) % 1800, (r * 53) % 1000, 64, 48);
+
+    roi->id = r;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
+            0.5 + r / 1000.0, NULL));
+  }
+  return buf;
+}
+
 static GstPadProbeReturn
 stamp_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 {
   Producer *p = data;
   GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
-  guint64 stamp =
-      bench_stamp_at_sink ()? (guint64) bench_now_ns () : GST_BUFFER_PTS (buf);
+  guint64 stamp;
+
+  if (opts.rois > 0)
+    buf = add_regions (buf);
+  stamp = bench_stamp_at_sink ()? (guint64) bench_now_ns () :
+      GST_BUFFER_PTS (buf);
 
   if (p->transport == TRANSPORT_SHM) {
     guint64 hdr[BENCH_HDR_WORDS];
@@ -432,16 +459,6 @@ bench_run_producer (Transport t)
       GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_MARKER);
     if (t == TRANSPORT_NVCODEC)
       add_frame_meta (buf, i, last);
-    for (gint r = 0; r < opts.rois; r++) {
-      GstVideoRegionOfInterestMeta *roi =
-          gst_buffer_add_video_region_of_interest_meta (buf, "object",
-          (r * 37) % 1800, (r * 53) % 1000, 64, 48);
-
-      roi->id = r;
-      gst_video_region_of_interest_meta_add_param (roi,
-          gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
-              0.5 + r / 1000.0, NULL));
-    }
     GST_BUFFER_PTS (buf) = bench_now_ns ();
     if (gst_app_src_push_buffer (GST_APP_SRC (p.appsrc), buf) != GST_FLOW_OK)
       break;
