@@ -31,6 +31,7 @@ Errors are exceptions with the words of the GStreamer elements' errors:
 """
 
 import ctypes
+import struct
 
 from . import _dlpack
 from ._lib import lib
@@ -136,7 +137,11 @@ class _Closing:
 
 
 class _Exporter:
-    """What arrays of a frame, or of one of its planes, are made from."""
+    """What arrays of a frame, or of one of its planes, are made from.
+    _view() is (frame, data, shape, strides in bytes, typestr, strides in
+    elements), and raises once the frame is closed."""
+
+    __slots__ = ()
 
     def _view(self):
         raise NotImplementedError
@@ -164,46 +169,33 @@ class _Exporter:
                 "strides": strides, "version": 3, "stream": None}
 
     def __dlpack_device__(self):
-        owner = self._view()[0]
-        if owner._backend == _lib.BACKEND_CUDA:
-            return (_dlpack.KDL_CUDA, owner.device_id)
-        return (_dlpack.KDL_CPU, 0)
+        return self._view()[0]._dl_device
 
     def __dlpack__(self, stream=None, **kwargs):
-        owner, data, shape, strides, typestr, itemsize = self._view()
+        owner, data, shape, _, _, elements = self._view()
         owner._exported = True
-        device_type, device_id = self.__dlpack_device__()
-        return _dlpack.capsule(owner, data, shape,
-                               tuple(s // itemsize for s in strides),
-                               device_type, device_id)
+        device_type, device_id = owner._dl_device
+        return _dlpack.capsule(owner, data, shape, elements, device_type,
+                               device_id)
 
 
 class Plane(_Exporter):
     """Plane @index of a frame: (rows, columns[, components]) elements."""
 
+    __slots__ = ("_frame", "index", "_v")
+
     def __init__(self, frame, index):
         self._frame = frame
         self.index = index
+        self._v = (frame,) + frame._plane_geometry()[index]
 
     def _view(self):
-        f = self._frame
-        f._check_open()
-        (typestr, size), planes = _FORMATS[f.format]
-        rdiv, cdiv, comps = planes[self.index]
-        rows = (f.height + rdiv - 1) // rdiv
-        cols = (f.width + cdiv - 1) // cdiv
-        stride = f.plane_strides[self.index]
-        if comps == 1:
-            shape, strides = (rows, cols), (stride, size)
-        else:
-            shape, strides = (rows, cols, comps), (stride, comps * size,
-                                                   size)
-        return (f, f.data_ptr + f.plane_offsets[self.index], shape, strides,
-                typestr, size)
+        self._frame._check_open()
+        return self._v
 
     @property
     def shape(self):
-        return self._view()[2]
+        return self._v[2]
 
     def __repr__(self):
         return "<cudaipc.Plane %d of frame %d: %s>" % (
@@ -291,42 +283,111 @@ def _fixed(text, what):
     return b
 
 
+def _info_reader():
+    """A struct.Struct that reads a FrameInfo in one call, and the index
+    of each field in what it returns (arrays: their first element)."""
+    word = "Q" if ctypes.sizeof(ctypes.c_void_p) == 8 else "I"
+    codes = {ctypes.c_uint32: "I", ctypes.c_int32: "i",
+             ctypes.c_uint64: "Q", ctypes.c_size_t: word,
+             ctypes.c_char_p: word}
+    fmt, pos, at, where = "=", 0, 0, {}
+    for name, ctype in _lib.FrameInfo._fields_:
+        field = getattr(_lib.FrameInfo, name)
+        if field.offset > pos:
+            fmt += "%dx" % (field.offset - pos)
+        where[name] = at
+        if issubclass(ctype, ctypes.Array) and ctype._type_ is ctypes.c_char:
+            fmt += "%ds" % ctype._length_
+            at += 1
+        elif issubclass(ctype, ctypes.Array):
+            fmt += "%d%s" % (ctype._length_, codes[ctype._type_])
+            at += ctype._length_
+        else:
+            fmt += codes[ctype]
+            at += 1
+        pos = field.offset + field.size
+    fmt += "%dx" % (ctypes.sizeof(_lib.FrameInfo) - pos)
+    reader = struct.Struct(fmt)
+    assert reader.size == ctypes.sizeof(_lib.FrameInfo)
+    return reader, where
+
+
+_INFO, _AT = _info_reader()
+_INFO_SIZE = ctypes.sizeof(_lib.FrameInfo)
+_last_caps = (b"", "")
+
+
+def _caps_text(ptr):
+    """The caps string at @ptr; frames in a row mostly have the same (the
+    last one is kept as one tuple: threads may read frames at once)."""
+    global _last_caps
+    if not ptr:
+        return ""
+    raw = ctypes.string_at(ptr)
+    last = _last_caps
+    if raw == last[0]:
+        return last[1]
+    text = raw.decode()
+    _last_caps = (raw, text)
+    return text
+
+
 class Frame(_Exporter):
     """One frame: the producer's slot, read-only, held until released."""
+
+    __slots__ = ("_ptr", "_exported", "_closed", "_backend", "_dl_device",
+                 "_planes", "_regions", "_objects", "_n_regions",
+                 "_n_objects", "backend", "device_id", "width", "height",
+                 "format", "caps", "plane_offsets", "plane_strides", "size",
+                 "data_ptr", "number", "offset", "pts", "duration",
+                 "capture_time", "publish_time", "flags", "__weakref__",
+                 # a program's own attributes on a frame
+                 "__dict__")
 
     def __init__(self, ptr):
         self._ptr = ptr
         self._exported = False
         self._closed = False
         info = _lib.FrameInfo()
-        info.struct_size = ctypes.sizeof(info)
-        st = lib.cudaipc_frame_get_info(ptr, ctypes.byref(info))
+        info.struct_size = _INFO_SIZE
+        st = lib.cudaipc_frame_get_info(ptr, info)
         if st != _lib.STATUS_OK:
             lib.cudaipc_frame_release(ptr)
             self._ptr = None
             raise Error("cannot read the frame's description", st)
-        self._backend = info.backend
-        self.backend = "cuda" if info.backend == _lib.BACKEND_CUDA else \
-            "host"
-        self.device_id = info.device_id
-        self.width, self.height = info.width, info.height
-        self.format = info.format.decode()
-        self.caps = info.caps.decode()
-        n = info.n_planes
-        self.plane_offsets = tuple(info.plane_offset[:n])
-        self.plane_strides = tuple(info.plane_stride[:n])
-        self.size = info.size
-        self.data_ptr = info.data
-        self.number = info.number
-        self.offset = info.offset
-        self.pts = None if info.pts == _NONE else info.pts
-        self.duration = None if info.duration == _NONE else info.duration
-        self.capture_time = None if info.capture_time == _NONE else \
-            info.capture_time
-        self.publish_time = info.publish_time
-        self._n_regions = info.n_regions
-        self._n_objects = info.n_objects
-        self.flags = info.flags
+        # every field in one read of the structure
+        v, at = _INFO.unpack_from(info), _AT
+        self._backend = backend = v[at["backend"]]
+        self.device_id = v[at["device_id"]]
+        if backend == _lib.BACKEND_CUDA:
+            self.backend = "cuda"
+            self._dl_device = (_dlpack.KDL_CUDA, self.device_id)
+        else:
+            self.backend = "host"
+            self._dl_device = (_dlpack.KDL_CPU, 0)
+        self.width, self.height = v[at["width"]], v[at["height"]]
+        self.format = v[at["format"]].split(b"\0", 1)[0].decode()
+        self.caps = _caps_text(v[at["caps"]])
+        n = v[at["n_planes"]]
+        i = at["plane_offset"]
+        self.plane_offsets = v[i:i + n]
+        i = at["plane_stride"]
+        self.plane_strides = v[i:i + n]
+        self.size = v[at["size"]]
+        self.data_ptr = v[at["data"]]
+        self.number = v[at["number"]]
+        self.offset = v[at["offset"]]
+        t = v[at["pts"]]
+        self.pts = None if t == _NONE else t
+        t = v[at["duration"]]
+        self.duration = None if t == _NONE else t
+        t = v[at["capture_time"]]
+        self.capture_time = None if t == _NONE else t
+        self.publish_time = v[at["publish_time"]]
+        self._n_regions = v[at["n_regions"]]
+        self._n_objects = v[at["n_objects"]]
+        self.flags = v[at["flags"]]
+        self._planes = None
         self._regions = None
         self._objects = None
 
@@ -336,12 +397,33 @@ class Frame(_Exporter):
 
     def _view(self):
         self._check_open()
-        return (self, self.data_ptr, (self.size,), (1,), "|u1", 1)
+        return (self, self.data_ptr, (self.size,), (1,), "|u1", (1,))
 
     @property
     def marker(self):
         """The producer's buffer had GST_BUFFER_FLAG_MARKER."""
         return bool(self.flags & (1 << 9))
+
+    def _plane_geometry(self):
+        """Per plane: (data, shape, strides in bytes, typestr, strides in
+        elements), worked out once (it holds no reference to the frame)."""
+        g = self._planes
+        if g is None:
+            (typestr, size), layout = _FORMATS[self.format]
+            w, h, base = self.width, self.height, self.data_ptr
+            g = []
+            for (rdiv, cdiv, comps), off, stride in zip(
+                    layout, self.plane_offsets, self.plane_strides):
+                rows, cols = -(-h // rdiv), -(-w // cdiv)
+                if comps == 1:
+                    g.append((base + off, (rows, cols), (stride, size),
+                              typestr, (stride // size, 1)))
+                else:
+                    g.append((base + off, (rows, cols, comps),
+                              (stride, comps * size, size), typestr,
+                              (stride // size, comps, 1)))
+            self._planes = g
+        return g
 
     @property
     def planes(self):
@@ -350,7 +432,7 @@ class Frame(_Exporter):
         if self.format not in _FORMATS:
             raise NotImplementedError("planes of %s frames (the whole frame "
                                       "is there as bytes)" % self.format)
-        return [Plane(self, i) for i in range(len(self.plane_offsets))]
+        return [Plane(self, i) for i in range(len(self._plane_geometry()))]
 
     @property
     def regions(self):

@@ -40,11 +40,10 @@ class DLManagedTensor(ctypes.Structure):
     pass
 
 
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
 DLManagedTensor._fields_ = [
     ("dl_tensor", DLTensor),
     ("manager_ctx", ctypes.c_void_p),
-    ("deleter", _Deleter),
+    ("deleter", ctypes.c_void_p),
 ]
 
 _NAME = b"dltensor"
@@ -56,19 +55,22 @@ _api.PyCapsule_IsValid.restype = ctypes.c_int
 _api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_new_capsule = _api.PyCapsule_New
+_is_valid = _api.PyCapsule_IsValid
+_get_pointer = _api.PyCapsule_GetPointer
 
-# manager context id -> what it keeps alive (the owner, the structures)
+# a DLManagedTensor's address -> what it keeps alive (the owner, the
+# memory of the tensor itself)
 _live = {}
-_next_id = [1]
 
-
-def _release(ctx):
-    _live.pop(ctx, None)
+# the deleter gets the DLManagedTensor's address as a plain integer: no
+# structure to build for it
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 @_Deleter
 def _deleter(managed):
-    _release(managed.contents.manager_ctx)
+    _live.pop(managed, None)
 
 
 _CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -77,10 +79,8 @@ _CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 @_CapsuleDestructor
 def _capsule_destructor(capsule):
     # a capsule nobody consumed still has its name: we delete it
-    if _api.PyCapsule_IsValid(capsule, _NAME):
-        ptr = _api.PyCapsule_GetPointer(capsule, _NAME)
-        managed = ctypes.cast(ptr, ctypes.POINTER(DLManagedTensor))
-        _release(managed.contents.manager_ctx)
+    if _is_valid(capsule, _NAME):
+        _live.pop(_get_pointer(capsule, _NAME), None)
 
 
 def live_count():
@@ -90,24 +90,24 @@ def live_count():
 
 # DLManagedTensor on a 64-bit machine: the DLTensor (data, device type
 # and id, ndim, dtype code, bits and lanes, shape, strides, byte_offset),
-# manager_ctx, deleter; then our shape and strides arrays
+# manager_ctx, deleter; then our shape and strides arrays. One packer a
+# number of dimensions, made once.
 _HEAD = struct.Struct("=QiiiBBHQQQQQ")
 assert _HEAD.size == ctypes.sizeof(DLManagedTensor)
+_PACKERS = [struct.Struct("=QiiiBBHQQQQQ%dq" % (2 * n)) for n in range(4)]
 _DELETER = ctypes.cast(_deleter, ctypes.c_void_p).value
-_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p)
+_DESTRUCTOR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
 
 
 def capsule(owner, data, shape, strides, device_type, device_id):
     """A "dltensor" capsule of uint8 elements at @data, @shape and
     @strides in elements, which keeps @owner alive until released."""
     ndim = len(shape)
-    mem = ctypes.create_string_buffer(_HEAD.size + 16 * ndim)
+    packer = _PACKERS[ndim]
+    mem = ctypes.create_string_buffer(packer.size)
     base = ctypes.addressof(mem)
-    ctx = _next_id[0]
-    _next_id[0] += 1
-    _HEAD.pack_into(mem, 0, data, device_type, device_id, ndim, KDL_UINT, 8,
-                    1, base + _HEAD.size, base + _HEAD.size + 8 * ndim, 0,
-                    ctx, _DELETER)
-    struct.pack_into("=%dq" % (2 * ndim), mem, _HEAD.size, *shape, *strides)
-    _live[ctx] = (owner, mem)
-    return _api.PyCapsule_New(base, _NAME, _DESTRUCTOR)
+    packer.pack_into(mem, 0, data, device_type, device_id, ndim, KDL_UINT, 8,
+                     1, base + _HEAD.size, base + _HEAD.size + 8 * ndim, 0,
+                     base, _DELETER, *shape, *strides)
+    _live[base] = (owner, mem)
+    return _new_capsule(base, _NAME, _DESTRUCTOR)
