@@ -71,6 +71,7 @@ def main():
     ok = True
     pending = b""
     stdin_open = True
+    polls = 0
     deadline = now_ns() + args.timeout * 10 ** 9
 
     # the array libraries loaded (and torch's CUDA set up) before the
@@ -140,8 +141,13 @@ def main():
                 cpu1 = cpu_ns()
                 ended = "last"
                 break
-        # "pushed N": the producer has finished
-        if stdin_open and not producer_done:
+        # "pushed N": the producer has finished; looked for while frames
+        # stream only every 64th, as the C consumer's main loop would
+        # between frames (a select() each frame costs a Python consumer
+        # more than the frame itself)
+        polls += 1
+        if stdin_open and not producer_done and (frame is None or
+                                                 polls % 64 == 0):
             r, _, _ = select.select([sys.stdin.buffer], [], [], 0)
             if r:
                 chunk = os.read(sys.stdin.fileno(), 256)
