@@ -161,6 +161,16 @@ cudaipc_fence_page_signal (CudaIpcFencePage * page, guint slot,
       error);
 }
 
+void
+cudaipc_fence_page_store (CudaIpcFencePage * page, guint slot, guint64 value)
+{
+  g_return_if_fail (page != NULL && page->fd >= 0);
+  g_return_if_fail (slot < CUDAIPC_MAX_SLOTS);
+
+  /* the page is host memory on both backends, mapped by every consumer */
+  __atomic_store_n (&page->words[slot], value, __ATOMIC_RELEASE);
+}
+
 guint64
 cudaipc_fence_page_peek (CudaIpcFencePage * page, guint slot)
 {

@@ -56,6 +56,12 @@ int cudaipc_fence_page_get_fd (CudaIpcFencePage * page);
  * call on the cuda backend, added to *@calls. */
 gboolean cudaipc_fence_page_signal (CudaIpcFencePage * page, guint slot,
     guint64 value, CUstream stream, guint * calls, GError ** error);
+/* Sets @slot's word to @value now, from the CPU, on either backend: for a
+ * slot whose frame is complete already (written in place by upstream, which
+ * waited for its own work), where no write that signal() queued on a
+ * stream for that word is still to land. */
+void cudaipc_fence_page_store (CudaIpcFencePage * page, guint slot,
+    guint64 value);
 
 /* Consumer side: checks and maps the page behind @fd, which it takes (it
  * is closed whatever the outcome). CUDAIPC_ERROR_INVALID for an fd that

@@ -46,7 +46,10 @@ static struct
   gboolean (*handle_context_query) (GstElement * element, GstQuery * query,
       GObject * ctx);
   GstBufferPool *(*buffer_pool_new) (GObject * ctx);
+    GType (*buffer_pool_get_type) (void);
     gboolean (*is_cuda_memory) (GstMemory * mem);
+  GstMemory *(*alloc) (GstAllocator * allocator, GObject * ctx,
+      gpointer stream, const GstVideoInfo * info);
   /* >= 1.24 */
   void (*memory_sync) (GstMemory * mem);
   GstMemory *(*alloc_wrapped) (GstAllocator * allocator, GObject * ctx,
@@ -107,7 +110,10 @@ cudaipc_gstcuda_load (void)
       {"gst_cuda_handle_context_query",
           (gpointer *) & lib.handle_context_query},
       {"gst_cuda_buffer_pool_new", (gpointer *) & lib.buffer_pool_new},
+      {"gst_cuda_buffer_pool_get_type",
+          (gpointer *) & lib.buffer_pool_get_type},
       {"gst_is_cuda_memory", (gpointer *) & lib.is_cuda_memory},
+      {"gst_cuda_allocator_alloc", (gpointer *) & lib.alloc},
     };
     gboolean ok = module != NULL && lib.context_get_handle != NULL;
 
@@ -155,6 +161,52 @@ gboolean
 cudaipc_gstcuda_can_wrap (void)
 {
   return cudaipc_gstcuda_load () && lib.alloc_wrapped != NULL;
+}
+
+GType
+cudaipc_gstcuda_pool_type (void)
+{
+  return cudaipc_gstcuda_can_wrap ()? lib.buffer_pool_get_type () : 0;
+}
+
+GstMemory *
+cudaipc_gstcuda_wrap (GObject * ctx, const GstVideoInfo * info,
+    guintptr dev_ptr, gpointer user_data, GDestroyNotify notify)
+{
+  if (!cudaipc_gstcuda_can_wrap ())
+    return NULL;
+  return lib.alloc_wrapped (NULL, ctx, NULL, info, (CUdeviceptr) dev_ptr,
+      user_data, notify);
+}
+
+GstBufferPool *
+cudaipc_gstcuda_pool_new (GObject * ctx, GstCaps * caps, guint size)
+{
+  GstBufferPool *pool;
+  GstStructure *config;
+
+  if (!cudaipc_gstcuda_load ())
+    return NULL;
+  pool = lib.buffer_pool_new (ctx);
+  if (pool == NULL)
+    return NULL;
+  config = gst_buffer_pool_get_config (pool);
+  gst_buffer_pool_config_set_params (config, caps, size, 0, 0);
+  gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+  if (!gst_buffer_pool_set_config (pool, config) ||
+      !gst_buffer_pool_set_active (pool, TRUE)) {
+    gst_object_unref (pool);
+    return NULL;
+  }
+  return pool;
+}
+
+GstMemory *
+cudaipc_gstcuda_alloc (GObject * ctx, const GstVideoInfo * info)
+{
+  if (!cudaipc_gstcuda_load ())
+    return NULL;
+  return lib.alloc (NULL, ctx, NULL, info);
 }
 
 gboolean

@@ -39,6 +39,21 @@ G_BEGIN_DECLS
 gboolean cudaipc_gstcuda_load (void);
 /* gst_cuda_allocator_alloc_wrapped() exists (GStreamer >= 1.24). */
 gboolean cudaipc_gstcuda_can_wrap (void);
+/* GstCudaBufferPool's GType where device memory can be wrapped (can_wrap()),
+ * else 0: the parent of the cuda backend's slot pool (slot-pool.h). */
+GType cudaipc_gstcuda_pool_type (void);
+/* GstCudaMemory of @ctx over @dev_ptr, laid out as @info, on no stream of
+ * its own; @notify (@user_data) when it is freed. NULL where that cannot
+ * be (can_wrap() is FALSE, or the library failed). */
+GstMemory *cudaipc_gstcuda_wrap (GObject * ctx, const GstVideoInfo * info,
+    guintptr dev_ptr, gpointer user_data, GDestroyNotify notify);
+/* New GstCudaMemory of @ctx for a frame of @info (gst_cuda_allocator_alloc,
+ * the default allocator), or NULL. */
+GstMemory *cudaipc_gstcuda_alloc (GObject * ctx, const GstVideoInfo * info);
+/* An active GstCudaBufferPool of @ctx for frames of @caps, @size bytes
+ * (the video meta option on), or NULL where the library is missing. */
+GstBufferPool *cudaipc_gstcuda_pool_new (GObject * ctx, GstCaps * caps,
+    guint size);
 
 /* gst_cuda_context_get_handle(): the CUcontext of a GstCudaContext, or
  * NULL when @ctx is none or the library is missing. Needs no load(): for
