@@ -478,6 +478,33 @@ cudaipc_copier_publish (CudaIpcCopier * c, CudaIpcServer * server,
   return ok;
 }
 
+gboolean
+cudaipc_copier_prepare_in_place (CudaIpcCopier * c, GstBuffer * buf,
+    GError ** error)
+{
+  Tally t = { 0, };
+
+  g_return_val_if_fail (c != NULL, FALSE);
+
+  /* upstream's writes: an element that wrote into memory of no stream
+   * (ours) waited for them itself; one that flagged them pending is
+   * waited for here */
+  for (guint i = 0; i < gst_buffer_n_memory (buf); i++)
+    cudaipc_gstcuda_memory_sync (gst_buffer_peek_memory (buf, i));
+  /* a fence word this stream has still to write (a frame copied before,
+   * which no consumer waited for) must not land after the CPU's */
+  if (c->stream != NULL && !g_queue_is_empty (&c->pending)) {
+    if (!push (c, &t, error)) {
+      add_tally (c, &t);
+      return FALSE;
+    }
+    reap_pending (c, 0, &t);
+    pop (c, &t);
+  }
+  add_tally (c, &t);
+  return TRUE;
+}
+
 void
 cudaipc_copier_get_counts (CudaIpcCopier * c, CudaIpcCopierCounts * counts)
 {

@@ -102,6 +102,15 @@ gboolean cudaipc_copier_publish (CudaIpcCopier * copier,
     CudaIpcServer * server, guint slot, CudaIpcFrameMsg * frame,
     guint * n_clients, GError ** error);
 
+/* Before a slot that upstream wrote into (the in-place pool, slot-pool.h)
+ * is published with cudaipc_server_publish_in_place(): waits for what
+ * nvcodec's memory of @buf says is still pending on upstream's stream, and
+ * for the fence words this copier's stream has still to write, so that
+ * the server may set the slot's word on the CPU. FALSE: a wait failed
+ * (publish it copied instead). */
+gboolean cudaipc_copier_prepare_in_place (CudaIpcCopier * copier,
+    GstBuffer * buf, GError ** error);
+
 void cudaipc_copier_get_counts (CudaIpcCopier * copier,
     CudaIpcCopierCounts * counts);
 

@@ -26,8 +26,6 @@ cudaipc_server_acquire_in_place (CudaIpcServer * s, guint64 size,
 
   g_return_val_if_fail (s != NULL, CUDAIPC_SERVER_ERROR);
   g_return_val_if_fail (ticket != NULL, CUDAIPC_SERVER_ERROR);
-  g_return_val_if_fail (cudaipc_device_get_backend (s->dev) ==
-      CUDAIPC_BACKEND_HOST, CUDAIPC_SERVER_ERROR);
 
   *ticket = NULL;
   g_mutex_lock (&s->lock);
@@ -69,13 +67,11 @@ cudaipc_server_publish_in_place (CudaIpcServer * s, CudaIpcSlotTicket * t,
     g_mutex_unlock (&s->lock);
     return FALSE;
   }
-  /* upstream's writes are done: the fence page's word (on the CPU, host
-   * backend) goes before the FRAME that names it */
-  if (s->fence_page && !cudaipc_fence_page_signal (s->fence_page, t->slot,
-          s->seq + 1, NULL, NULL, NULL)) {
-    g_mutex_unlock (&s->lock);
-    return FALSE;
-  }
+  /* upstream's writes are done (on the cuda backend the caller waited for
+   * them and for this producer's own fence writes): the fence page's word,
+   * set on the CPU, goes before the FRAME that names it */
+  if (s->fence_page)
+    cudaipc_fence_page_store (s->fence_page, t->slot, s->seq + 1);
   t->published = TRUE;
   n = cudaipc_server_publish_locked (s, t->slot, frame, &s->local);
   g_mutex_unlock (&s->lock);

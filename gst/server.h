@@ -292,7 +292,9 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
 
 /* Writing in place (docs/design.md, Writing in place): a free slot of the
  * current ring lent to upstream, which writes the frame into it; render()
- * then publishes the slot as it is. Host backend. Any thread.
+ * then publishes the slot as it is. Any thread. On the cuda backend the
+ * caller makes the frame complete first (cudaipc_copier_prepare_in_place()):
+ * the slot's fence word is then set on the CPU.
  *
  * acquire_in_place() waits for a free slot until @deadline_us, as acquire()
  * does (stuck clients are dropped meanwhile), but it never builds or

@@ -2,7 +2,10 @@
 /*
  * cuipcsink's pool of ring slots for upstream (slot-pool.h).
  */
+#include <string.h>
+
 #include "slot-pool.h"
+#include "slot-pool-private.h"
 #include "block.h"
 #include "debug.h"
 
@@ -13,12 +16,7 @@ struct _CudaIpcSlotPool
 {
   GstBufferPool parent;
 
-  CudaIpcServer *server;
-  GstVideoInfo info;
-  guint size;
-  gboolean video_meta;
-  gint wait;                    /* atomic */
-  guint timeout_ms;             /* atomic */
+  CudaIpcSlotLender lender;
 };
 
 G_DEFINE_TYPE (CudaIpcSlotPool, cudaipc_slot_pool, GST_TYPE_BUFFER_POOL);
@@ -28,18 +26,34 @@ G_DEFINE_TYPE (CudaIpcSlotPool, cudaipc_slot_pool, GST_TYPE_BUFFER_POOL);
 static G_DEFINE_QUARK (cudaipc-slot-ticket, ticket);
 static G_DEFINE_QUARK (cudaipc-slot-waited, waited);
 
-static const gchar **
-slot_pool_get_options (GstBufferPool * bpool)
+/* The lender of either pool */
+
+void
+cudaipc_slot_lender_init (CudaIpcSlotLender * lender, CudaIpcServer * server)
+{
+  memset (lender, 0, sizeof (*lender));
+  lender->server = cudaipc_server_ref (server);
+  lender->wait = TRUE;
+}
+
+void
+cudaipc_slot_lender_clear (CudaIpcSlotLender * lender)
+{
+  g_clear_pointer (&lender->server, cudaipc_server_unref);
+}
+
+const gchar **
+cudaipc_slot_lender_options (void)
 {
   static const gchar *options[] = { GST_BUFFER_POOL_OPTION_VIDEO_META, NULL };
 
   return options;
 }
 
-static gboolean
-slot_pool_set_config (GstBufferPool * bpool, GstStructure * config)
+gboolean
+cudaipc_slot_lender_configure (CudaIpcSlotLender * lender,
+    GstBufferPool * pool, GstStructure * config)
 {
-  CudaIpcSlotPool *pool = CUDAIPC_SLOT_POOL (bpool);
   GstCaps *caps = NULL;
   guint size, min, max;
   GstVideoInfo info;
@@ -49,36 +63,23 @@ slot_pool_set_config (GstBufferPool * bpool, GstStructure * config)
     GST_WARNING_OBJECT (pool, "not a video format: %" GST_PTR_FORMAT, caps);
     return FALSE;
   }
-  pool->info = info;
-  pool->size = MAX (size, (guint) info.size);
-  pool->video_meta = gst_buffer_pool_config_has_option (config,
+  lender->info = info;
+  lender->size = MAX (size, (guint) info.size);
+  lender->video_meta = gst_buffer_pool_config_has_option (config,
       GST_BUFFER_POOL_OPTION_VIDEO_META);
   /* nothing is allocated ahead: a buffer is a slot lent when asked for */
-  gst_buffer_pool_config_set_params (config, caps, pool->size, 0, 0);
-  return GST_BUFFER_POOL_CLASS (cudaipc_slot_pool_parent_class)->set_config
-      (bpool, config);
-}
-
-static gboolean
-slot_pool_start (GstBufferPool * bpool)
-{
-  return TRUE;
-}
-
-static gboolean
-slot_pool_stop (GstBufferPool * bpool)
-{
+  gst_buffer_pool_config_set_params (config, caps, lender->size, 0, 0);
   return TRUE;
 }
 
 static GstBuffer *
-wrap (CudaIpcSlotPool * pool, GstMemory * mem)
+wrap (CudaIpcSlotLender * lender, GstMemory * mem)
 {
   GstBuffer *buf = gst_buffer_new ();
 
   gst_buffer_append_memory (buf, mem);
-  if (pool->video_meta) {
-    GstVideoInfo *info = &pool->info;
+  if (lender->video_meta) {
+    GstVideoInfo *info = &lender->info;
 
     gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
@@ -89,36 +90,24 @@ wrap (CudaIpcSlotPool * pool, GstMemory * mem)
 }
 
 static GstBuffer *
-slot_buffer (CudaIpcSlotPool * pool, CudaIpcSlotTicket * ticket)
+plain_buffer (CudaIpcSlotLender * lender, GstBufferPool * pool,
+    CudaIpcSlotPlainFunc plain, gboolean waited)
 {
-  CudaIpcBlock *block = cudaipc_slot_ticket_get_block (ticket);
-  GstMemory *mem;
+  GstMemory *mem = plain (pool);
 
-  mem = gst_memory_new_wrapped (0,
-      GSIZE_TO_POINTER (cudaipc_block_get_ptr (block)),
-      cudaipc_block_get_size (block), 0, pool->size, ticket,
-      (GDestroyNotify) cudaipc_slot_ticket_free);
-  gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), ticket_quark (), ticket,
-      NULL);
-  return wrap (pool, mem);
-}
-
-static GstBuffer *
-plain_buffer (CudaIpcSlotPool * pool, gboolean waited)
-{
-  GstMemory *mem = gst_allocator_alloc (NULL, pool->size, NULL);
-
+  if (mem == NULL)
+    return NULL;
   if (waited)
     gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), waited_quark (),
         GINT_TO_POINTER (1), NULL);
-  return wrap (pool, mem);
+  return wrap (lender, mem);
 }
 
-static GstFlowReturn
-slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
-    GstBufferPoolAcquireParams * params)
+GstFlowReturn
+cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender, GstBufferPool * pool,
+    GstBufferPoolAcquireParams * params, CudaIpcSlotWrapFunc wrap_slot,
+    CudaIpcSlotPlainFunc plain, GstBuffer ** buffer)
 {
-  CudaIpcSlotPool *pool = CUDAIPC_SLOT_POOL (bpool);
   gint64 start = g_get_monotonic_time ();
 
   for (;;) {
@@ -126,11 +115,12 @@ slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
     CudaIpcSlotTicket *ticket = NULL;
     CudaIpcServerStatus status;
     gint64 deadline = 0, until, now;
-    guint timeout_ms = g_atomic_int_get (&pool->timeout_ms);
+    guint timeout_ms = g_atomic_int_get (&lender->timeout_ms);
+    GstMemory *mem;
 
-    if (GST_BUFFER_POOL_IS_FLUSHING (bpool))
+    if (GST_BUFFER_POOL_IS_FLUSHING (pool))
       return GST_FLOW_FLUSHING;
-    if (g_atomic_int_get (&pool->wait) && !(params &&
+    if (g_atomic_int_get (&lender->wait) && !(params &&
             (params->flags & GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT)))
       deadline = timeout_ms == 0 ? -1 :
           start + G_TIME_SPAN_MILLISECOND * (gint64) timeout_ms;
@@ -139,23 +129,28 @@ slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
     if (deadline != 0 && (deadline < 0 || deadline > now + WAIT_SLICE_US))
       until = now + WAIT_SLICE_US;
 
-    status = cudaipc_server_acquire_in_place (pool->server, pool->size, until,
-        &bpool->flushing, &ticket, &error);
+    status = cudaipc_server_acquire_in_place (lender->server, lender->size,
+        until, &pool->flushing, &ticket, &error);
     switch (status) {
       case CUDAIPC_SERVER_OK:
-        *buffer = slot_buffer (pool, ticket);
+        mem = wrap_slot (pool, ticket);
+        if (mem == NULL)
+          return GST_FLOW_ERROR;
+        gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), ticket_quark (),
+            ticket, NULL);
+        *buffer = wrap (lender, mem);
         return GST_FLOW_OK;
       case CUDAIPC_SERVER_TIMEOUT:
         if (until != deadline)
           continue;             /* a slice: look at the settings again */
         GST_LOG_OBJECT (pool, "every slot held: plain memory instead");
-        *buffer = plain_buffer (pool, TRUE);
-        return GST_FLOW_OK;
+        *buffer = plain_buffer (lender, pool, plain, TRUE);
+        return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_NO_RING:
         GST_LOG_OBJECT (pool, "no ring for frames of %u bytes yet: plain "
-            "memory instead", pool->size);
-        *buffer = plain_buffer (pool, FALSE);
-        return GST_FLOW_OK;
+            "memory instead", lender->size);
+        *buffer = plain_buffer (lender, pool, plain, FALSE);
+        return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_FLUSHING:
         return GST_FLOW_FLUSHING;
       case CUDAIPC_SERVER_WOKEN:
@@ -168,12 +163,64 @@ slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
   }
 }
 
+/* The host backend's pool */
+
+static const gchar **
+slot_pool_get_options (GstBufferPool * bpool)
+{
+  return cudaipc_slot_lender_options ();
+}
+
+static gboolean
+slot_pool_set_config (GstBufferPool * bpool, GstStructure * config)
+{
+  CudaIpcSlotPool *pool = CUDAIPC_SLOT_POOL (bpool);
+
+  if (!cudaipc_slot_lender_configure (&pool->lender, bpool, config))
+    return FALSE;
+  return GST_BUFFER_POOL_CLASS (cudaipc_slot_pool_parent_class)->set_config
+      (bpool, config);
+}
+
+gboolean
+cudaipc_slot_lender_start_stop (GstBufferPool * pool)
+{
+  /* nothing to allocate ahead, nothing to free: buffers are not kept */
+  return TRUE;
+}
+
+static GstMemory *
+host_slot_memory (GstBufferPool * bpool, CudaIpcSlotTicket * ticket)
+{
+  CudaIpcBlock *block = cudaipc_slot_ticket_get_block (ticket);
+
+  return gst_memory_new_wrapped (0,
+      GSIZE_TO_POINTER (cudaipc_block_get_ptr (block)),
+      cudaipc_block_get_size (block), 0, CUDAIPC_SLOT_POOL (bpool)->lender.size,
+      ticket, (GDestroyNotify) cudaipc_slot_ticket_free);
+}
+
+static GstMemory *
+host_plain_memory (GstBufferPool * bpool)
+{
+  return gst_allocator_alloc (NULL, CUDAIPC_SLOT_POOL (bpool)->lender.size,
+      NULL);
+}
+
+static GstFlowReturn
+slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
+    GstBufferPoolAcquireParams * params)
+{
+  return cudaipc_slot_lender_acquire (&CUDAIPC_SLOT_POOL (bpool)->lender,
+      bpool, params, host_slot_memory, host_plain_memory, buffer);
+}
+
 /* upstream flushes its pool (a basesrc does when it stops): a wait for a
  * slot ends now */
 static void
 slot_pool_flush_start (GstBufferPool * bpool)
 {
-  cudaipc_server_kick (CUDAIPC_SLOT_POOL (bpool)->server);
+  cudaipc_server_kick (CUDAIPC_SLOT_POOL (bpool)->lender.server);
 }
 
 static void
@@ -189,7 +236,7 @@ slot_pool_finalize (GObject * object)
 {
   CudaIpcSlotPool *pool = CUDAIPC_SLOT_POOL (object);
 
-  cudaipc_server_unref (pool->server);
+  cudaipc_slot_lender_clear (&pool->lender);
   G_OBJECT_CLASS (cudaipc_slot_pool_parent_class)->finalize (object);
 }
 
@@ -202,8 +249,8 @@ cudaipc_slot_pool_class_init (CudaIpcSlotPoolClass * klass)
   gobject_class->finalize = slot_pool_finalize;
   pool_class->get_options = slot_pool_get_options;
   pool_class->set_config = slot_pool_set_config;
-  pool_class->start = slot_pool_start;
-  pool_class->stop = slot_pool_stop;
+  pool_class->start = cudaipc_slot_lender_start_stop;
+  pool_class->stop = cudaipc_slot_lender_start_stop;
   pool_class->acquire_buffer = slot_pool_acquire_buffer;
   pool_class->release_buffer = slot_pool_release_buffer;
   pool_class->flush_start = slot_pool_flush_start;
@@ -212,7 +259,6 @@ cudaipc_slot_pool_class_init (CudaIpcSlotPoolClass * klass)
 static void
 cudaipc_slot_pool_init (CudaIpcSlotPool * pool)
 {
-  pool->wait = TRUE;
 }
 
 GstBufferPool *
@@ -224,23 +270,22 @@ cudaipc_slot_pool_new (CudaIpcServer * server)
 
   pool = g_object_new (CUDAIPC_TYPE_SLOT_POOL, NULL);
   gst_object_ref_sink (pool);
-  pool->server = cudaipc_server_ref (server);
+  cudaipc_slot_lender_init (&pool->lender, server);
   return GST_BUFFER_POOL (pool);
 }
 
 GstBufferPool *
-cudaipc_slot_pool_offer (CudaIpcServer * server, GstQuery * query)
+cudaipc_slot_lender_offer (GstBufferPool * pool, GstQuery * query)
 {
-  GstBufferPool *pool;
   GstStructure *config;
   GstCaps *caps = NULL;
   GstVideoInfo info;
 
   gst_query_parse_allocation (query, &caps, NULL);
-  if (caps == NULL || !gst_video_info_from_caps (&info, caps))
+  if (caps == NULL || !gst_video_info_from_caps (&info, caps)) {
+    gst_object_unref (pool);
     return NULL;
-
-  pool = cudaipc_slot_pool_new (server);
+  }
   config = gst_buffer_pool_get_config (pool);
   gst_buffer_pool_config_set_params (config, caps, info.size, 0, 0);
   gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
@@ -253,14 +298,39 @@ cudaipc_slot_pool_offer (CudaIpcServer * server, GstQuery * query)
   return pool;
 }
 
+GstBufferPool *
+cudaipc_slot_pool_offer (CudaIpcServer * server, GstQuery * query)
+{
+  return cudaipc_slot_lender_offer (cudaipc_slot_pool_new (server), query);
+}
+
+/* The lender of @pool, either kind, or NULL for another pool. */
+static CudaIpcSlotLender *
+lender_of (GstBufferPool * pool)
+{
+  if (pool == NULL)
+    return NULL;
+  if (CUDAIPC_IS_SLOT_POOL (pool))
+    return &CUDAIPC_SLOT_POOL (pool)->lender;
+  return cudaipc_slot_pool_cuda_lender (pool);
+}
+
+gboolean
+cudaipc_slot_pool_is_ours (GstBufferPool * pool)
+{
+  return lender_of (pool) != NULL;
+}
+
 void
-cudaipc_slot_pool_set_wait (CudaIpcSlotPool * pool, gboolean wait,
+cudaipc_slot_pool_set_wait (GstBufferPool * pool, gboolean wait,
     guint timeout_ms)
 {
-  g_return_if_fail (CUDAIPC_IS_SLOT_POOL (pool));
+  CudaIpcSlotLender *lender = lender_of (pool);
 
-  g_atomic_int_set (&pool->timeout_ms, timeout_ms);
-  g_atomic_int_set (&pool->wait, wait);
+  g_return_if_fail (lender != NULL);
+
+  g_atomic_int_set (&lender->timeout_ms, timeout_ms);
+  g_atomic_int_set (&lender->wait, wait);
 }
 
 CudaIpcSlotTicket *

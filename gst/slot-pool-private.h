@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the two pools of ring slots share (slot-pool.h): the host backend's
+ * pool of system memory (slot-pool.c) and the cuda backend's, a
+ * GstCudaBufferPool of GstCudaMemory over the slots (slot-pool-cuda.c).
+ * Each pool embeds a CudaIpcSlotLender; only the memory it wraps a slot
+ * in, and the memory it hands out where it lends none, differ.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include "server.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  CudaIpcServer *server;        /* a reference */
+  GstVideoInfo info;
+  guint size;
+  gboolean video_meta;
+  gint wait;                    /* atomic */
+  guint timeout_ms;             /* atomic */
+} CudaIpcSlotLender;
+
+/* A memory of @lender->size bytes over the slot of @ticket, which it takes
+ * (and frees with itself); NULL on failure, the ticket freed. */
+typedef GstMemory *(*CudaIpcSlotWrapFunc) (GstBufferPool * pool,
+    CudaIpcSlotTicket * ticket);
+/* A memory of @lender->size bytes of the pool's own kind, not a slot. */
+typedef GstMemory *(*CudaIpcSlotPlainFunc) (GstBufferPool * pool);
+
+void cudaipc_slot_lender_init (CudaIpcSlotLender * lender,
+    CudaIpcServer * server);
+void cudaipc_slot_lender_clear (CudaIpcSlotLender * lender);
+/* Reads @config's caps, size and options; sets its params to what the
+ * pool lends (its size, no buffers ahead). FALSE: not raw video. */
+gboolean cudaipc_slot_lender_configure (CudaIpcSlotLender * lender,
+    GstBufferPool * pool, GstStructure * config);
+/* The pool's acquire(): a slot of the ring as @wrap makes it, else (no
+ * ring that fits, every slot held as long as on-full allows) @plain's
+ * memory, marked as waited for where it was. */
+GstFlowReturn cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender,
+    GstBufferPool * pool, GstBufferPoolAcquireParams * params,
+    CudaIpcSlotWrapFunc wrap, CudaIpcSlotPlainFunc plain, GstBuffer ** buffer);
+
+/* Either pool's start() and stop(). */
+gboolean cudaipc_slot_lender_start_stop (GstBufferPool * pool);
+/* The options either pool knows (the video meta). */
+const gchar **cudaipc_slot_lender_options (void);
+/* Configures @pool (taken) for the caps of the allocation @query and adds
+ * it there; a reference, or NULL (not raw video, refused). */
+GstBufferPool *cudaipc_slot_lender_offer (GstBufferPool * pool,
+    GstQuery * query);
+
+/* slot-pool-cuda.c: the lender of @pool where it is the cuda backend's
+ * pool, else NULL. */
+CudaIpcSlotLender *cudaipc_slot_pool_cuda_lender (GstBufferPool * pool);
+
+G_END_DECLS
