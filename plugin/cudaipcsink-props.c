@@ -359,16 +359,21 @@ gst_cu_ipc_sink_props_install (GObjectClass * gobject_class)
   /**
    * GstCuIpcSink:in-place:
    *
-   * With backend=host, propose upstream a pool whose buffers are slots of
-   * the ring, so that upstream (videotestsrc, videoconvert, a decoder)
-   * writes each frame where consumers read it and render() publishes it
-   * without a copy. Upstream that does not take the pool, or a frame
-   * that comes in other memory, is copied as before. A buffer upstream
-   * keeps (a queue before the sink) holds its slot meanwhile. Read at
-   * each allocation query. The cuda backend always copies.
+   * Propose upstream a pool whose buffers are slots of the ring, so that
+   * upstream writes each frame where consumers read it and render()
+   * publishes it without a copy: with backend=host a pool of system
+   * memory (videotestsrc, videoconvert, a software decoder take it); with
+   * backend=cuda on GStreamer >= 1.24, for caps of CUDA memory, a
+   * GstCudaBufferPool of GstCudaMemory over the slots in upstream's
+   * GstCudaContext (cudaupload, cudaconvert, cudascale, the NVDEC
+   * decoders take it). Upstream that does not take the pool, or a frame
+   * that comes in other memory, is copied as before (always on GStreamer
+   * 1.22 with the cuda backend). A buffer upstream keeps (a queue before
+   * the sink) holds its slot meanwhile. Read at each allocation query.
    */
   properties[PROP_IN_PLACE] = g_param_spec_boolean ("in-place", "In place",
-      "Host backend: offer upstream ring slots to write frames into",
+      "Offer upstream ring slots to write frames into (host backend; cuda "
+      "backend with GStreamer >= 1.24)",
       DEFAULT_IN_PLACE,
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 

@@ -58,6 +58,7 @@
 #include "credentials.h"
 #include "device.h"
 #include "error.h"
+#include "gstcuda.h"
 #include "media.h"
 #include "metas.h"
 #include "server.h"
@@ -83,6 +84,9 @@ struct _GstCuIpcSink
   CudaIpcServer *server;
   CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
   GstBufferPool *pool;          /* the last in-place pool proposed */
+  GObject *cuda_ctx;            /* the GstCudaContext upstream writes with
+                                 * (cuda backend, GStreamer >= 1.24), for
+                                 * the in-place pool; until stop() */
   gpointer renegotiated_for;    /* a stale pool upstream was told of */
   guint64 frames_in_place;      /* published as upstream wrote them */
   /* the stopped server's and copier's counters */
@@ -262,7 +266,7 @@ post_stats (gpointer user_data)
 static void
 set_pool_wait_locked (GstCuIpcSink * self)
 {
-  cudaipc_slot_pool_set_wait (CUDAIPC_SLOT_POOL (self->pool),
+  cudaipc_slot_pool_set_wait (self->pool,
       self->props.on_full == GST_CU_IPC_SINK_ON_FULL_WAIT,
       self->props.full_timeout);
 }
@@ -318,6 +322,7 @@ gst_cu_ipc_sink_finalize (GObject * object)
 
   gst_cu_ipc_sink_props_clear (&self->props);
   cudaipc_server_stats_clear (&self->last_stats);
+  g_clear_object (&self->cuda_ctx);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -510,6 +515,8 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 
   /* the device lets go of a context lent by upstream once it closes */
   g_clear_pointer (&self->dev, cudaipc_device_unref);
+  /* asked for again by the next allocation query */
+  g_clear_object (&self->cuda_ctx);
   self->have_info = FALSE;
   return TRUE;
 }
@@ -542,29 +549,63 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   return TRUE;
 }
 
+/* The cuda backend's in-place pool, for caps of CUDA memory, where
+ * libgstcuda can wrap device memory: a GstCudaBufferPool of the
+ * GstCudaContext upstream writes with (nvcodec's elements take no other). */
+static GstBufferPool *
+offer_cuda_pool (GstCuIpcSink * self, CudaIpcServer * server,
+    gint device_id, GstQuery * query)
+{
+  GstCaps *caps = NULL;
+  GstCapsFeatures *features;
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  features = caps ? gst_caps_get_features (caps, 0) : NULL;
+  if (features == NULL || !gst_caps_features_contains (features,
+          "memory:CUDAMemory") || !cudaipc_gstcuda_can_wrap ())
+    return NULL;
+  /* the pipeline's context of our device: upstream's, asked of it */
+  if (!cudaipc_gstcuda_ensure_context (GST_ELEMENT (self), device_id,
+          &self->cuda_ctx) ||
+      cudaipc_gstcuda_context_device (self->cuda_ctx) != device_id) {
+    GST_DEBUG_OBJECT (self, "no GstCudaContext of device %d: every frame "
+        "is copied", device_id);
+    return NULL;
+  }
+  return cudaipc_slot_pool_offer_cuda (server, self->cuda_ctx, query);
+}
+
 static gboolean
 gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   CudaIpcServer *server = NULL;
+  CudaIpcBackend backend = CUDAIPC_BACKEND_HOST;
   GstBufferPool *pool;
+  gint device_id = 0;
 
   /* we copy each memory as it is and pass the plane layout on */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
 
-  /* with the host backend, upstream may write into the slots themselves */
+  /* upstream may write into the slots themselves */
   GST_OBJECT_LOCK (self);
-  if (self->props.in_place && self->server && self->dev &&
-      cudaipc_device_get_backend (self->dev) == CUDAIPC_BACKEND_HOST)
+  if (self->props.in_place && self->server && self->dev) {
     server = cudaipc_server_ref (self->server);
+    backend = cudaipc_device_get_backend (self->dev);
+    device_id = cudaipc_device_get_ordinal (self->dev);
+  }
   GST_OBJECT_UNLOCK (self);
   if (server == NULL)
     return TRUE;
-  pool = cudaipc_slot_pool_offer (server, query);
+  if (backend == CUDAIPC_BACKEND_HOST)
+    pool = cudaipc_slot_pool_offer (server, query);
+  else
+    pool = offer_cuda_pool (self, server, device_id, query);
   cudaipc_server_unref (server);
   if (pool == NULL)
     return TRUE;
-  GST_DEBUG_OBJECT (self, "proposed the in-place pool");
+  GST_DEBUG_OBJECT (self, "proposed the in-place pool (%s)",
+      G_OBJECT_TYPE_NAME (pool));
 
   GST_OBJECT_LOCK (self);
   gst_object_replace ((GstObject **) & self->pool, GST_OBJECT (pool));
@@ -574,6 +615,35 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
   return TRUE;
 }
 
+/* Upstream's GstCudaContext, announced to the pipeline, and asked for. */
+static void
+gst_cu_ipc_sink_set_context (GstElement * element, GstContext * context)
+{
+  GstCuIpcSink *self = GST_CU_IPC_SINK (element);
+  gint device_id;
+
+  GST_OBJECT_LOCK (self);
+  device_id = self->props.device_id;
+  GST_OBJECT_UNLOCK (self);
+  /* libgstcuda is loaded for its own context only */
+  if (g_strcmp0 (gst_context_get_context_type (context),
+          "gst.cuda.context") == 0 && cudaipc_gstcuda_can_wrap ())
+    cudaipc_gstcuda_handle_set_context (element, context, device_id,
+        &self->cuda_ctx);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
+}
+
+static gboolean
+gst_cu_ipc_sink_query (GstBaseSink * bsink, GstQuery * query)
+{
+  GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
+      cudaipc_gstcuda_handle_context_query (GST_ELEMENT (self), query,
+          self->cuda_ctx))
+    return TRUE;
+  return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
+}
 
 /* With wait-for-connection, waits until a consumer is ready. */
 static GstFlowReturn
@@ -761,6 +831,16 @@ publish_in_place (GstCuIpcSink * self, GstBuffer * buf,
   guint n_clients = 0;
 
   f->size = gst_buffer_get_size (buf);
+  if (cudaipc_device_get_backend (self->dev) == CUDAIPC_BACKEND_CUDA) {
+    g_autoptr (GError) error = NULL;
+
+    /* complete before its fence word is set on the CPU */
+    if (!cudaipc_copier_prepare_in_place (self->copier, buf, &error)) {
+      GST_WARNING_OBJECT (self, "slot %u cannot go out as it is (%s): "
+          "copied", cudaipc_slot_ticket_get_slot (ticket), error->message);
+      return FALSE;
+    }
+  }
   if (!cudaipc_server_publish_in_place (self->server, ticket, f, &n_clients)) {
     GST_LOG_OBJECT (self, "slot %u cannot go out as it is: copied",
         cudaipc_slot_ticket_get_slot (ticket));
@@ -800,7 +880,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     return GST_FLOW_ERROR;
   }
 
-  if (G_UNLIKELY (buf->pool && CUDAIPC_IS_SLOT_POOL (buf->pool)))
+  if (G_UNLIKELY (buf->pool && cudaipc_slot_pool_is_ours (buf->pool)))
     check_pool (self, buf->pool);
   ticket = cudaipc_slot_pool_buffer_ticket (buf);
   if (ticket) {
@@ -926,6 +1006,8 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   basesink_class->propose_allocation =
       GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_propose_allocation);
   basesink_class->render = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_render);
+  basesink_class->query = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_query);
+  element_class->set_context = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_set_context);
   basesink_class->event = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_event);
   basesink_class->unlock = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_unlock);
   basesink_class->unlock_stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_unlock_stop);
