@@ -13,8 +13,9 @@
  *     pattern of key (i, 0) and carries offset i. With --clients it waits
  *     for C ready clients before playing. Prints one line:
  *     "producer frames=N published=P dropped=D joined=J left=L warnings=W
- *      from_gpu=G from_host=H host_syncs=S elapsed_us=T" (G, H, S: the
- *      sink's copies-from-gpu, copies-from-host and host-syncs).
+ *      from_gpu=G from_host=H in_place=I host_syncs=S elapsed_us=T" (G, H,
+ *      I, S: the sink's copies-from-gpu, copies-from-host, frames-in-place
+ *      and host-syncs).
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
  *       [--download] [--max-frames M]
@@ -319,6 +320,7 @@ run_producer (const gchar * socket_path)
   GstElement *pipeline, *src, *sink;
   GstStructure *stats = NULL;
   guint64 published = 0, dropped = 0, from_gpu = 0, from_host = 0;
+  guint64 in_place = 0;
   guint64 host_syncs = 0;
   Resources steady = { 0 }, end = { 0 };
   gint64 t0, t1;
@@ -455,17 +457,18 @@ run_producer (const gchar * socket_path)
     gst_structure_get_uint64 (stats, "frames-dropped", &dropped);
     gst_structure_get_uint64 (stats, "copies-from-gpu", &from_gpu);
     gst_structure_get_uint64 (stats, "copies-from-host", &from_host);
+    gst_structure_get_uint64 (stats, "frames-in-place", &in_place);
     gst_structure_get_uint64 (stats, "host-syncs", &host_syncs);
     gst_structure_free (stats);
   }
   g_print ("producer frames=%d published=%" G_GUINT64_FORMAT " dropped=%"
       G_GUINT64_FORMAT " joined=%d left=%d warnings=%d from_gpu=%"
-      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " host_syncs=%"
-      G_GUINT64_FORMAT " checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%"
-      G_GINT64_FORMAT "\n", frames, published, dropped,
-      g_atomic_int_get (&n_joined), g_atomic_int_get (&n_left),
-      g_atomic_int_get (&n_warnings), from_gpu, from_host, host_syncs,
-      checksum, t1 - t0);
+      G_GUINT64_FORMAT " from_host=%" G_GUINT64_FORMAT " in_place=%"
+      G_GUINT64_FORMAT " host_syncs=%" G_GUINT64_FORMAT " checksum=%016"
+      G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", frames,
+      published, dropped, g_atomic_int_get (&n_joined),
+      g_atomic_int_get (&n_left), g_atomic_int_get (&n_warnings), from_gpu,
+      from_host, in_place, host_syncs, checksum, t1 - t0);
 
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);

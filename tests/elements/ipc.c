@@ -22,6 +22,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "gstcuda.h"
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 #include "test-util.h"
@@ -269,28 +270,62 @@ GST_START_TEST (test_on_full_drop)
 GST_END_TEST;
 
 #ifdef CUDAIPC_TEST_GPU
-GST_START_TEST (test_cuda_memory_both_ends)
+/* 60 frames of 1080p from cudaupload into a cuipcsink with @sink_props,
+ * read back by cudadownload, every one as it was sent; the producer's
+ * node, for its counts */
+static Node *
+run_upload (const gchar * sink_props)
 {
   Node *c, *p;
 
-  /* cudaupload gives the sink CUDA memory (a device-to-device copy into the
-   * slot); cudadownload takes the source's frames back to system memory */
   c = spawn_node ("consumer", "--download", NULL);
   p = spawn_node ("producer", "--frames", "60", "--width", "1920",
       "--height", "1080", "--clients", "1", "--upload", "--sink",
-      "backend=cuda", NULL);
+      sink_props, NULL);
   wait_node (p, 90);
   wait_node (c, 90);
   assert_exit_ok (p);
   assert_exit_ok (c);
   fail_unless_equals_uint64 (field (c, "frames"), 60);
   fail_unless_equals_uint64 (field (c, "bad"), 0);
-  /* no CPU round trip on the producer: every frame copied device to
-   * device from cudaupload's memory */
-  fail_unless_equals_uint64 (field (p, "from_gpu"), 60);
+  fail_unless_equals_uint64 (field (c, "recheck_bad"), 0);
   fail_unless_equals_uint64 (field (p, "from_host"), 0);
-  node_free (p);
   node_free (c);
+  return p;
+}
+
+GST_START_TEST (test_cuda_memory_both_ends)
+{
+  /* cudaupload gives the sink CUDA memory, copied device to device into
+   * the slot (in-place=false): no CPU round trip on the producer */
+  Node *p = run_upload ("backend=cuda in-place=false");
+
+  fail_unless_equals_uint64 (field (p, "from_gpu"), 60);
+  fail_unless_equals_uint64 (field (p, "in_place"), 0);
+  node_free (p);
+}
+
+GST_END_TEST;
+
+/* cudaupload writes into the slots themselves (GStreamer >= 1.24: the
+ * sink's pool is a GstCudaBufferPool of GstCudaMemory over the slots);
+ * 1.22 copies them all. */
+GST_START_TEST (test_cuda_in_place)
+{
+  Node *p = run_upload ("backend=cuda on-full=wait full-timeout=0");
+  guint64 in_place = field (p, "in_place"), from_gpu = field (p, "from_gpu");
+
+  g_print ("cuda in place: %" G_GUINT64_FORMAT " of 60 frames written in "
+      "place, %" G_GUINT64_FORMAT " copied\n", in_place, from_gpu);
+  fail_unless_equals_uint64 (in_place + from_gpu, 60);
+  if (GST_CHECK_VERSION (1, 24, 0) && cudaipc_gstcuda_can_wrap ())
+    /* the first frame, before any ring, is copied; a frame may be when
+     * every slot is held */
+    fail_unless (in_place >= 50, "only %" G_GUINT64_FORMAT " frames in place",
+        in_place);
+  else
+    fail_unless_equals_uint64 (in_place, 0);
+  node_free (p);
 }
 
 GST_END_TEST;
@@ -359,6 +394,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_slow_consumer_gets_the_tail);
 #ifdef CUDAIPC_TEST_GPU
   tcase_add_test (tc, test_cuda_memory_both_ends);
+  tcase_add_test (tc, test_cuda_in_place);
   tcase_add_test (tc, test_gst_cuda_memory_out);
   tcase_add_test (tc, test_imported_memory_out);
 #endif
