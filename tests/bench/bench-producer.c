@@ -18,6 +18,9 @@
 #include <gst/video/video.h>
 
 #include "bench.h"
+#include "cuda-loader.h"
+#include "gstcuda.h"
+#include "memory.h"
 #include "test-pool.h"
 
 typedef struct
@@ -214,8 +217,44 @@ add_frame_meta (GstBuffer * buf, guint64 index, gboolean last)
         G_TYPE_UINT64, index, "last", G_TYPE_BOOLEAN, last, NULL);
 }
 
+/* @frame (GstCudaMemory) copied device to device into @buf's, in the
+ * frame's CUDA context, complete on return: as nvcodec's elements write
+ * into memory of no stream of its own. */
+static gboolean
+write_on_gpu (GstBuffer * buf, GstBuffer * frame)
+{
+  GstMemory *src_mem = gst_buffer_peek_memory (frame, 0);
+  CUcontext ctx = cudaipc_gstcuda_context_handle
+      (cudaipc_gstcuda_memory_context (src_mem)), prev;
+  const CudaIpcCudaFuncs *cu =
+      cudaipc_cuda_load (NULL) ? cudaipc_cuda () : NULL;
+  GstMapInfo in, out;
+  gboolean ok;
+
+  if (ctx == NULL || cu == NULL)
+    return FALSE;
+  if (!gst_buffer_map (frame, &in, GST_MAP_READ | CUDAIPC_MAP_CUDA))
+    return FALSE;
+  if (!gst_buffer_map (buf, &out, GST_MAP_WRITE | CUDAIPC_MAP_CUDA)) {
+    gst_buffer_unmap (frame, &in);
+    return FALSE;
+  }
+  ok = cu->CtxPushCurrent (ctx) == CUDA_SUCCESS;
+  if (ok) {
+    ok = cu->MemcpyDtoD ((CUdeviceptr) out.data, (CUdeviceptr) in.data,
+        MIN (in.size, out.size)) == CUDA_SUCCESS &&
+        cu->StreamSynchronize (NULL) == CUDA_SUCCESS;
+    cu->CtxPopCurrent (&prev);
+  }
+  gst_buffer_unmap (buf, &out);
+  gst_buffer_unmap (frame, &in);
+  return ok;
+}
+
 /* @frame written into a new buffer, as an element producing it would:
- * from @pool where there is one, else in memory of its own. */
+ * from @pool where there is one (the sink's, in place; else, for a frame
+ * on the GPU, a GstCudaBufferPool of the producer's own), else in system
+ * memory of its own. */
 static GstBuffer *
 write_frame (GstBufferPool * pool, GstBuffer * frame)
 {
@@ -227,6 +266,11 @@ write_frame (GstBufferPool * pool, GstBuffer * frame)
       return NULL;
   } else {
     buf = gst_buffer_new_allocate (NULL, gst_buffer_get_size (frame), NULL);
+  }
+  if (cudaipc_gstcuda_memory_context (gst_buffer_peek_memory (frame, 0))) {
+    if (!write_on_gpu (buf, frame))
+      goto fail;
+    return buf;
   }
   if (!gst_buffer_map (frame, &in, GST_MAP_READ))
     goto fail;
@@ -404,6 +448,19 @@ bench_run_producer (Transport t)
   }
   if (in_place && pool == NULL)
     g_printerr ("producer: the sink proposed no pool: every frame copied\n");
+  if (writes && pool == NULL && cudaipc_gstcuda_memory_context
+      (gst_buffer_peek_memory (frame, 0)) != NULL) {
+    /* an element writing GPU frames writes into a pool of CUDA memory */
+    pool = cudaipc_gstcuda_pool_new (cudaipc_gstcuda_memory_context
+        (gst_buffer_peek_memory (frame, 0)), caps, info.size);
+    if (pool == NULL) {
+      g_printerr ("producer: cannot make a GstCudaBufferPool to write "
+          "frames into (GStreamer's CUDA library is missing or cannot "
+          "load): the rows where the producer writes need it on the GPU\n");
+      ok = FALSE;
+      goto done;
+    }
+  }
 
   if (!bench_wait_command (pipeline, "go", opts.timeout)) {
     ok = FALSE;
@@ -440,8 +497,12 @@ bench_run_producer (Transport t)
 
     bench_pace (start, i);
     buf = writes ? write_frame (pool, frame) : gst_buffer_copy (frame);
-    if (buf == NULL)
+    if (buf == NULL) {
+      g_printerr ("producer: could not write frame %" G_GUINT64_FORMAT
+          " into a buffer\n", i);
+      ok = FALSE;
       break;
+    }
 
     if (i == (guint64) opts.warmup) {
       t0 = bench_now_ns ();

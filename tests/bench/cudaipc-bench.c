@@ -134,7 +134,7 @@ static GOptionEntry entries[] = {
       "run: each (a) row twice, its producer writing every frame into a "
         "new buffer: \"copy\" (in-place=false: the sink copies it into a "
         "slot) and \"in-place\" (the buffer is a slot from the sink's "
-        "pool; host backend)", NULL},
+        "pool; on the GPU, GStreamer >= 1.24)", NULL},
   {"orderings", 0, 0, G_OPTION_ARG_STRING, &opts.orderings,
       "run: cuipcsink ordering values for (a), a row each (auto, fence, "
         "events, host; default: the sink's default, one row)", "LIST"},
