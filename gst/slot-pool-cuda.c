@@ -33,23 +33,6 @@ static gpointer parent_class;
 #define LENDER(pool) \
     ((CudaIpcSlotLender *) G_STRUCT_MEMBER_P (pool, lender_offset))
 
-static const gchar **
-cuda_pool_get_options (GstBufferPool * pool)
-{
-  return cudaipc_slot_lender_options ();
-}
-
-static gboolean
-cuda_pool_set_config (GstBufferPool * pool, GstStructure * config)
-{
-  if (!cudaipc_slot_lender_configure (LENDER (pool), pool, config))
-    return FALSE;
-  /* GstBufferPool's own, not GstCudaBufferPool's (which makes allocators) */
-  return
-      GST_BUFFER_POOL_CLASS (g_type_class_peek
-      (GST_TYPE_BUFFER_POOL))->set_config (pool, config);
-}
-
 static GstMemory *
 cuda_slot_memory (GstBufferPool * pool, CudaIpcSlotTicket * ticket)
 {
@@ -89,20 +72,6 @@ cuda_pool_acquire_buffer (GstBufferPool * pool, GstBuffer ** buffer,
 }
 
 static void
-cuda_pool_release_buffer (GstBufferPool * pool, GstBuffer * buffer)
-{
-  /* not reused: its memory goes now, and the slot with it */
-  GST_BUFFER_POOL_CLASS (g_type_class_peek (GST_TYPE_BUFFER_POOL))->free_buffer
-      (pool, buffer);
-}
-
-static void
-cuda_pool_flush_start (GstBufferPool * pool)
-{
-  cudaipc_server_kick (LENDER (pool)->server);
-}
-
-static void
 cuda_pool_finalize (GObject * object)
 {
   cudaipc_slot_lender_clear (LENDER (object));
@@ -117,13 +86,8 @@ cuda_pool_class_init (gpointer klass, gpointer data)
 
   parent_class = g_type_class_peek_parent (klass);
   G_OBJECT_CLASS (klass)->finalize = cuda_pool_finalize;
-  pool_class->get_options = cuda_pool_get_options;
-  pool_class->set_config = cuda_pool_set_config;
-  pool_class->start = cudaipc_slot_lender_start_stop;
-  pool_class->stop = cudaipc_slot_lender_start_stop;
+  cudaipc_slot_lender_class_init (pool_class);
   pool_class->acquire_buffer = cuda_pool_acquire_buffer;
-  pool_class->release_buffer = cuda_pool_release_buffer;
-  pool_class->flush_start = cuda_pool_flush_start;
 }
 
 /* Registered once, where libgstcuda wraps device memory: 0 otherwise. */

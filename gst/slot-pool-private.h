@@ -45,10 +45,9 @@ GstFlowReturn cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender,
     GstBufferPool * pool, GstBufferPoolAcquireParams * params,
     CudaIpcSlotWrapFunc wrap, CudaIpcSlotPlainFunc plain, GstBuffer ** buffer);
 
-/* Either pool's start() and stop(). */
-gboolean cudaipc_slot_lender_start_stop (GstBufferPool * pool);
-/* The options either pool knows (the video meta). */
-const gchar **cudaipc_slot_lender_options (void);
+/* Sets the vfuncs both pools share (options, config, start, stop,
+ * release, flush); each pool adds its acquire() and finalize. */
+void cudaipc_slot_lender_class_init (GstBufferPoolClass * klass);
 /* Configures @pool (taken) for the caps of the allocation @query and adds
  * it there; a reference, or NULL (not raw video, refused). */
 GstBufferPool *cudaipc_slot_lender_offer (GstBufferPool * pool,

@@ -26,6 +26,17 @@ G_DEFINE_TYPE (CudaIpcSlotPool, cudaipc_slot_pool, GST_TYPE_BUFFER_POOL);
 static G_DEFINE_QUARK (cudaipc-slot-ticket, ticket);
 static G_DEFINE_QUARK (cudaipc-slot-waited, waited);
 
+/* The lender of @pool, either kind, or NULL for another pool. */
+static CudaIpcSlotLender *
+lender_of (GstBufferPool * pool)
+{
+  if (pool == NULL)
+    return NULL;
+  if (CUDAIPC_IS_SLOT_POOL (pool))
+    return &CUDAIPC_SLOT_POOL (pool)->lender;
+  return cudaipc_slot_pool_cuda_lender (pool);
+}
+
 /* The lender of either pool */
 
 void
@@ -40,14 +51,6 @@ void
 cudaipc_slot_lender_clear (CudaIpcSlotLender * lender)
 {
   g_clear_pointer (&lender->server, cudaipc_server_unref);
-}
-
-const gchar **
-cudaipc_slot_lender_options (void)
-{
-  static const gchar *options[] = { GST_BUFFER_POOL_OPTION_VIDEO_META, NULL };
-
-  return options;
 }
 
 gboolean
@@ -163,31 +166,66 @@ cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender, GstBufferPool * pool,
   }
 }
 
-/* The host backend's pool */
+/* The vfuncs both pools share, over the lender of either */
+
+/* GstBufferPool's own class: the cuda pool's parent, GstCudaBufferPool,
+ * would make allocators and streams that the pool never uses */
+static GstBufferPoolClass *
+base_class (void)
+{
+  return GST_BUFFER_POOL_CLASS (g_type_class_peek (GST_TYPE_BUFFER_POOL));
+}
 
 static const gchar **
-slot_pool_get_options (GstBufferPool * bpool)
+lender_get_options (GstBufferPool * pool)
 {
-  return cudaipc_slot_lender_options ();
+  static const gchar *options[] = { GST_BUFFER_POOL_OPTION_VIDEO_META, NULL };
+
+  return options;
 }
 
 static gboolean
-slot_pool_set_config (GstBufferPool * bpool, GstStructure * config)
+lender_set_config (GstBufferPool * pool, GstStructure * config)
 {
-  CudaIpcSlotPool *pool = CUDAIPC_SLOT_POOL (bpool);
-
-  if (!cudaipc_slot_lender_configure (&pool->lender, bpool, config))
+  if (!cudaipc_slot_lender_configure (lender_of (pool), pool, config))
     return FALSE;
-  return GST_BUFFER_POOL_CLASS (cudaipc_slot_pool_parent_class)->set_config
-      (bpool, config);
+  return base_class ()->set_config (pool, config);
 }
 
-gboolean
-cudaipc_slot_lender_start_stop (GstBufferPool * pool)
+static gboolean
+lender_start_stop (GstBufferPool * pool)
 {
   /* nothing to allocate ahead, nothing to free: buffers are not kept */
   return TRUE;
 }
+
+static void
+lender_release_buffer (GstBufferPool * pool, GstBuffer * buffer)
+{
+  /* not reused: its memory goes now, and the slot with it */
+  base_class ()->free_buffer (pool, buffer);
+}
+
+/* upstream flushes its pool (a basesrc does when it stops): a wait for a
+ * slot ends now */
+static void
+lender_flush_start (GstBufferPool * pool)
+{
+  cudaipc_server_kick (lender_of (pool)->server);
+}
+
+void
+cudaipc_slot_lender_class_init (GstBufferPoolClass * klass)
+{
+  klass->get_options = lender_get_options;
+  klass->set_config = lender_set_config;
+  klass->start = lender_start_stop;
+  klass->stop = lender_start_stop;
+  klass->release_buffer = lender_release_buffer;
+  klass->flush_start = lender_flush_start;
+}
+
+/* The host backend's pool */
 
 static GstMemory *
 host_slot_memory (GstBufferPool * bpool, CudaIpcSlotTicket * ticket)
@@ -215,22 +253,6 @@ slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
       bpool, params, host_slot_memory, host_plain_memory, buffer);
 }
 
-/* upstream flushes its pool (a basesrc does when it stops): a wait for a
- * slot ends now */
-static void
-slot_pool_flush_start (GstBufferPool * bpool)
-{
-  cudaipc_server_kick (CUDAIPC_SLOT_POOL (bpool)->lender.server);
-}
-
-static void
-slot_pool_release_buffer (GstBufferPool * bpool, GstBuffer * buffer)
-{
-  /* not reused: its memory goes now, and the slot with it */
-  GST_BUFFER_POOL_CLASS (cudaipc_slot_pool_parent_class)->free_buffer (bpool,
-      buffer);
-}
-
 static void
 slot_pool_finalize (GObject * object)
 {
@@ -247,13 +269,8 @@ cudaipc_slot_pool_class_init (CudaIpcSlotPoolClass * klass)
   GstBufferPoolClass *pool_class = GST_BUFFER_POOL_CLASS (klass);
 
   gobject_class->finalize = slot_pool_finalize;
-  pool_class->get_options = slot_pool_get_options;
-  pool_class->set_config = slot_pool_set_config;
-  pool_class->start = cudaipc_slot_lender_start_stop;
-  pool_class->stop = cudaipc_slot_lender_start_stop;
+  cudaipc_slot_lender_class_init (pool_class);
   pool_class->acquire_buffer = slot_pool_acquire_buffer;
-  pool_class->release_buffer = slot_pool_release_buffer;
-  pool_class->flush_start = slot_pool_flush_start;
 }
 
 static void
@@ -302,17 +319,6 @@ GstBufferPool *
 cudaipc_slot_pool_offer (CudaIpcServer * server, GstQuery * query)
 {
   return cudaipc_slot_lender_offer (cudaipc_slot_pool_new (server), query);
-}
-
-/* The lender of @pool, either kind, or NULL for another pool. */
-static CudaIpcSlotLender *
-lender_of (GstBufferPool * pool)
-{
-  if (pool == NULL)
-    return NULL;
-  if (CUDAIPC_IS_SLOT_POOL (pool))
-    return &CUDAIPC_SLOT_POOL (pool)->lender;
-  return cudaipc_slot_pool_cuda_lender (pool);
 }
 
 gboolean
