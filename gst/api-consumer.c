@@ -45,6 +45,7 @@ struct cudaipc_consumer
 
 struct cudaipc_frame
 {
+  gint refs;                    /* atomic: the slot goes with the last */
   CudaIpcClientItem item;       /* the frame, its memory owned */
   Shared *shared;
   gchar *caps;                  /* GRefString, the consumer's caps_str */
@@ -186,6 +187,7 @@ frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
 {
   cudaipc_frame *f = g_new0 (cudaipc_frame, 1);
 
+  f->refs = 1;
   f->item = *item;
   memset (item, 0, sizeof (*item));
   f->shared = c->shared;
@@ -349,13 +351,40 @@ cudaipc_consumer_free (cudaipc_consumer * c)
  * knows. */
 #define FRAME_INFO_V1_SIZE G_STRUCT_OFFSET (cudaipc_frame_info, n_objects)
 
+/* The planes the FRAME describes, else those of its caps. */
+static guint
+frame_n_planes (const CudaIpcClientFrame * fr)
+{
+  return MIN (fr->msg.n_planes > 0 ? fr->msg.n_planes :
+      GST_VIDEO_INFO_N_PLANES (&fr->info), CUDAIPC_MAX_PLANES_INFO);
+}
+
+static void
+frame_plane (const CudaIpcClientFrame * fr, guint i, uint64_t * offset,
+    uint32_t * stride)
+{
+  if (fr->msg.n_planes > 0) {
+    *offset = fr->msg.planes[i].offset;
+    *stride = fr->msg.planes[i].stride;
+  } else {
+    *offset = GST_VIDEO_INFO_PLANE_OFFSET (&fr->info, i);
+    *stride = GST_VIDEO_INFO_PLANE_STRIDE (&fr->info, i);
+  }
+}
+
+static uintptr_t
+frame_data (const CudaIpcClientFrame * fr)
+{
+  return cudaipc_block_get_ptr (cudaipc_shared_block_get_block (fr->block)) +
+      fr->memory->offset;
+}
+
 cudaipc_status
 cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
 {
   const CudaIpcClientFrame *fr;
   const GstVideoInfo *vi;
   CudaIpcBlock *block;
-  GstMemory *mem;
   cudaipc_frame_info all, *info = &all;
   guint32 size;
 
@@ -364,7 +393,6 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   size = MIN (out->struct_size, sizeof (all));
   fr = &f->item.frame;
   vi = &fr->info;
-  mem = fr->memory;
   block = cudaipc_shared_block_get_block (fr->block);
 
   memset (info, 0, sizeof (*info));
@@ -379,22 +407,11 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   g_strlcpy (info->format, gst_video_format_to_string (GST_VIDEO_INFO_FORMAT
           (vi)), sizeof (info->format));
   info->caps = f->caps ? f->caps : "";
-  if (fr->msg.n_planes > 0) {
-    info->n_planes = MIN (fr->msg.n_planes, CUDAIPC_MAX_PLANES_INFO);
-    for (guint i = 0; i < info->n_planes; i++) {
-      info->plane_offset[i] = fr->msg.planes[i].offset;
-      info->plane_stride[i] = fr->msg.planes[i].stride;
-    }
-  } else {
-    info->n_planes = MIN (GST_VIDEO_INFO_N_PLANES (vi),
-        CUDAIPC_MAX_PLANES_INFO);
-    for (guint i = 0; i < info->n_planes; i++) {
-      info->plane_offset[i] = GST_VIDEO_INFO_PLANE_OFFSET (vi, i);
-      info->plane_stride[i] = GST_VIDEO_INFO_PLANE_STRIDE (vi, i);
-    }
-  }
+  info->n_planes = frame_n_planes (fr);
+  for (guint i = 0; i < info->n_planes; i++)
+    frame_plane (fr, i, &info->plane_offset[i], &info->plane_stride[i]);
   info->size = fr->msg.size;
-  info->data = cudaipc_block_get_ptr (block) + mem->offset;
+  info->data = frame_data (fr);
   info->number = fr->msg.seq;
   info->offset = fr->msg.offset;
   info->pts = fr->msg.pts;
@@ -406,6 +423,69 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   info->n_objects = f->n_objects;
   info->struct_size = size;
   memcpy (out, info, size);
+  return CUDAIPC_STATUS_OK;
+}
+
+cudaipc_status
+cudaipc_frame_get_plane (const cudaipc_frame * f, uint32_t index,
+    cudaipc_plane * out)
+{
+  const CudaIpcClientFrame *fr;
+  const GstVideoFormatInfo *finfo;
+  gint comps[GST_VIDEO_MAX_COMPONENTS];
+  guint bits = 0, bytes, pstride, width, height;
+  uint64_t offset;
+  uint32_t stride;
+
+  if (f == NULL || out == NULL)
+    return CUDAIPC_STATUS_INVALID;
+  fr = &f->item.frame;
+  if (index >= frame_n_planes (fr))
+    return CUDAIPC_STATUS_INVALID;
+  finfo = fr->info.finfo;
+  if (finfo == NULL || GST_VIDEO_FORMAT_INFO_IS_TILED (finfo) ||
+      index >= GST_VIDEO_FORMAT_INFO_N_PLANES (finfo))
+    return CUDAIPC_STATUS_FAILED;
+  gst_video_format_info_component (finfo, index, comps);
+  if (comps[0] < 0)
+    return CUDAIPC_STATUS_FAILED;       /* a palette */
+  /* every component of the plane in one element of the same place in
+   * each pixel group: bytes of 8 or 16 bits, little-endian */
+  pstride = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, comps[0]);
+  for (guint i = 0; i < GST_VIDEO_MAX_COMPONENTS && comps[i] >= 0; i++) {
+    gint c = comps[i];
+
+    if (GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, c) != (gint) pstride ||
+        GST_VIDEO_FORMAT_INFO_W_SUB (finfo, c) !=
+        GST_VIDEO_FORMAT_INFO_W_SUB (finfo, comps[0]) ||
+        GST_VIDEO_FORMAT_INFO_H_SUB (finfo, c) !=
+        GST_VIDEO_FORMAT_INFO_H_SUB (finfo, comps[0]))
+      return CUDAIPC_STATUS_FAILED;
+    bits = MAX (bits, GST_VIDEO_FORMAT_INFO_DEPTH (finfo, c) +
+        GST_VIDEO_FORMAT_INFO_SHIFT (finfo, c));
+  }
+  bytes = bits <= 8 ? 1 : bits <= 16 ? 2 : 0;
+  frame_plane (fr, index, &offset, &stride);
+  if (bytes == 0 || pstride == 0 || pstride % bytes != 0 ||
+      stride % bytes != 0 || (bytes == 2 &&
+          !GST_VIDEO_FORMAT_INFO_IS_LE (finfo)))
+    return CUDAIPC_STATUS_FAILED;
+
+  width = GST_VIDEO_INFO_WIDTH (&fr->info);
+  height = GST_VIDEO_INFO_HEIGHT (&fr->info);
+  memset (out, 0, sizeof (*out));
+  out->data = frame_data (fr) + offset;
+  out->element_bits = 8 * bytes;
+  out->shape[0] = GST_VIDEO_FORMAT_INFO_SCALE_HEIGHT (finfo, comps[0], height);
+  out->shape[1] = GST_VIDEO_FORMAT_INFO_SCALE_WIDTH (finfo, comps[0], width);
+  out->strides[0] = stride / bytes;
+  out->strides[1] = pstride / bytes;
+  out->ndim = 2;
+  if (pstride > bytes) {
+    out->ndim = 3;
+    out->shape[2] = pstride / bytes;
+    out->strides[2] = 1;
+  }
   return CUDAIPC_STATUS_OK;
 }
 
@@ -431,10 +511,19 @@ cudaipc_frame_get_object (const cudaipc_frame * f, uint32_t index,
   return CUDAIPC_STATUS_OK;
 }
 
+cudaipc_frame *
+cudaipc_frame_ref (cudaipc_frame * f)
+{
+  g_return_val_if_fail (f != NULL, NULL);
+
+  g_atomic_int_inc (&f->refs);
+  return f;
+}
+
 void
 cudaipc_frame_release (cudaipc_frame * f)
 {
-  if (f == NULL)
+  if (f == NULL || !g_atomic_int_dec_and_test (&f->refs))
     return;
   /* unreffing the frame's memory sends the RELEASE */
   cudaipc_client_item_clear (&f->item);

@@ -74,7 +74,7 @@ extern "C" {
 #endif
 
 /* The library's interface version: grows when something is added. */
-#define CUDAIPC_API_VERSION 1
+#define CUDAIPC_API_VERSION 2
 
 typedef enum
 {
@@ -206,8 +206,54 @@ CUDAIPC_API cudaipc_status cudaipc_frame_get_region (const cudaipc_frame *
 /* Object detection @index (< info.n_objects) of @frame. */
 CUDAIPC_API cudaipc_status cudaipc_frame_get_object (const cudaipc_frame *
     frame, uint32_t index, cudaipc_object * object);
-/* Gives the slot back to the producer (any thread). NULL is fine. */
+/* Another reference to @frame, which cudaipc_frame_release() drops
+ * (version 2). */
+CUDAIPC_API cudaipc_frame *cudaipc_frame_ref (cudaipc_frame * frame);
+/* Drops a reference (any thread); the last gives the slot back to the
+ * producer. NULL is fine. */
 CUDAIPC_API void cudaipc_frame_release (cudaipc_frame * frame);
+
+/* Plane @index (< info.n_planes) of @frame as an array of unsigned
+ * elements of @element_bits (8 or 16): @shape is (rows, columns) for a
+ * plane of one component a pixel, (rows, columns, components) for one of
+ * several (NV12's UV, RGBA's pixels); @strides, in elements, are the
+ * frame's own (its row stride). Valid until the frame is released.
+ * CUDAIPC_STATUS_INVALID for another index, CUDAIPC_STATUS_FAILED for a
+ * format whose planes are no such array (tiled, packed across bytes as
+ * YUY2 or v210, elements over 16 bits): its bytes are still at
+ * info.data (version 2). */
+typedef struct
+{
+  uintptr_t data;               /* the plane's first element */
+  uint32_t ndim;                /* 2 or 3 */
+  uint32_t element_bits;        /* 8 or 16 */
+  int64_t shape[3];
+  int64_t strides[3];
+} cudaipc_plane;
+
+CUDAIPC_API cudaipc_status cudaipc_frame_get_plane (const cudaipc_frame *
+    frame, uint32_t index, cudaipc_plane * plane);
+
+/* DLPack (dlpack.h's unversioned DLManagedTensor, the tensor of a
+ * "dltensor" capsule; version 2)
+ *
+ * A tensor over plane @plane of @frame (as cudaipc_frame_get_plane()
+ * describes it), or over all the frame's bytes for -1 (one dimension,
+ * 8 bits), on kDLCUDA (the frame's device) or kDLCPU. It holds a
+ * reference to @frame, which its deleter drops: the slot stays the
+ * producer's only once both the caller released the frame and whoever
+ * took the tensor (torch, CuPy, a C++ framework) called the deleter.
+ * The frame is complete already: there is nothing to wait for on any
+ * stream. NULL where cudaipc_frame_get_plane() fails. */
+CUDAIPC_API void *cudaipc_frame_to_dlpack (cudaipc_frame * frame,
+    int32_t plane);
+/* For bindings that hand such a tensor out in a "dltensor" capsule (a
+ * Python binding): a capsule destructor that calls the tensor's deleter
+ * where nobody consumed the capsule. @is_valid and @get_pointer are the
+ * host's PyCapsule_IsValid and PyCapsule_GetPointer, given once before
+ * the first capsule is destroyed; returns the destructor. */
+CUDAIPC_API void *cudaipc_dlpack_capsule_destructor (void *is_valid,
+    void *get_pointer);
 
 /* Producer */
 

@@ -34,6 +34,8 @@ import ctypes
 import struct
 
 from . import _dlpack
+from ._dlpack import (to_dlpack as _to_dlpack, new_capsule as _new_capsule,
+                      NAME as _CAPSULE_NAME, DESTRUCTOR as _CAPSULE_DESTRUCTOR)
 from ._lib import lib
 from . import _lib
 
@@ -102,26 +104,6 @@ def _ms(seconds):
     return max(1, int(seconds * 1000))
 
 
-# Plane layouts: (element type, element size, [(row divisor, column
-# divisor, components)] per plane)
-_U8, _U16 = ("|u1", 1), ("<u2", 2)
-_FORMATS = {
-    "GRAY8": (_U8, [(1, 1, 1)]),
-    "GRAY16_LE": (_U16, [(1, 1, 1)]),
-    "NV12": (_U8, [(1, 1, 1), (2, 2, 2)]),
-    "NV21": (_U8, [(1, 1, 1), (2, 2, 2)]),
-    "P010_10LE": (_U16, [(1, 1, 1), (2, 2, 2)]),
-    "P016_LE": (_U16, [(1, 1, 1), (2, 2, 2)]),
-    "I420": (_U8, [(1, 1, 1), (2, 2, 1), (2, 2, 1)]),
-    "YV12": (_U8, [(1, 1, 1), (2, 2, 1), (2, 2, 1)]),
-    "Y444": (_U8, [(1, 1, 1), (1, 1, 1), (1, 1, 1)]),
-    "RGB": (_U8, [(1, 1, 3)]),
-    "BGR": (_U8, [(1, 1, 3)]),
-}
-for _f in ("RGBA", "BGRA", "ARGB", "ABGR", "RGBx", "BGRx", "xRGB", "xBGR"):
-    _FORMATS[_f] = (_U8, [(1, 1, 4)])
-
-
 class _Closing:
     """with-blocks that close(), and close() at garbage collection."""
 
@@ -172,34 +154,44 @@ class _Exporter:
         return self._view()[0]._dl_device
 
     def __dlpack__(self, stream=None, **kwargs):
-        owner, data, shape, _, _, elements = self._view()
-        owner._exported = True
-        device_type, device_id = owner._dl_device
-        return _dlpack.capsule(owner, data, shape, elements, device_type,
-                               device_id)
+        # the frame is complete: nothing to order on @stream. The tensor
+        # holds the frame in the library, not here (_dlpack.py)
+        frame, index = self._dl_source()
+        t = _to_dlpack(frame._ptr, index)
+        if not t:
+            raise NotImplementedError(frame._no_array(index))
+        return _new_capsule(t, _CAPSULE_NAME, _CAPSULE_DESTRUCTOR)
 
 
 class Plane(_Exporter):
-    """Plane @index of a frame: (rows, columns[, components]) elements."""
+    """Plane @index of a frame: (rows, columns[, components]) elements of
+    8 or 16 bits, as libcudaipc describes it (cudaipc_frame_get_plane).
+    Planes of a format that are no such array (YUY2, v210, tiled) raise
+    NotImplementedError when an array is asked of them."""
 
-    __slots__ = ("_frame", "index", "_v")
+    __slots__ = ("_frame", "index")
 
     def __init__(self, frame, index):
         self._frame = frame
         self.index = index
-        self._v = (frame,) + frame._plane_geometry()[index]
 
     def _view(self):
-        self._frame._check_open()
-        return self._v
+        f = self._frame
+        f._check_open()
+        return (f,) + f._plane_geometry(self.index)
+
+    def _dl_source(self):
+        f = self._frame
+        f._check_open()
+        return f, self.index
 
     @property
     def shape(self):
-        return self._v[2]
+        return self._view()[2]
 
     def __repr__(self):
-        return "<cudaipc.Plane %d of frame %d: %s>" % (
-            self.index, self._frame.number, self.shape)
+        return "<cudaipc.Plane %d of frame %d>" % (self.index,
+                                                    self._frame.number)
 
 
 class Region:
@@ -314,6 +306,8 @@ def _info_reader():
 
 _INFO, _AT = _info_reader()
 _INFO_SIZE = ctypes.sizeof(_lib.FrameInfo)
+# (format, width, height, plane offsets, plane strides) -> Frame._layout()
+_LAYOUTS = {}
 _last_caps = (b"", "")
 
 
@@ -404,35 +398,58 @@ class Frame(_Exporter):
         """The producer's buffer had GST_BUFFER_FLAG_MARKER."""
         return bool(self.flags & (1 << 9))
 
-    def _plane_geometry(self):
-        """Per plane: (data, shape, strides in bytes, typestr, strides in
-        elements), worked out once (it holds no reference to the frame)."""
+    def _dl_source(self):
+        self._check_open()
+        return self, -1
+
+    def _no_array(self, index):
+        return ("plane %d of a %s frame is no array of 8 or 16 bit elements "
+                "(the whole frame is there as bytes)" % (index, self.format))
+
+    def _plane_geometry(self, index):
+        """Plane @index: (data, shape, strides in bytes, typestr, strides
+        in elements). Frames of one layout share it: the library is asked
+        once a layout."""
         g = self._planes
         if g is None:
-            (typestr, size), layout = _FORMATS[self.format]
-            w, h, base = self.width, self.height, self.data_ptr
-            g = []
-            for (rdiv, cdiv, comps), off, stride in zip(
-                    layout, self.plane_offsets, self.plane_strides):
-                rows, cols = -(-h // rdiv), -(-w // cdiv)
-                if comps == 1:
-                    g.append((base + off, (rows, cols), (stride, size),
-                              typestr, (stride // size, 1)))
-                else:
-                    g.append((base + off, (rows, cols, comps),
-                              (stride, comps * size, size), typestr,
-                              (stride // size, comps, 1)))
-            self._planes = g
-        return g
+            key = (self.format, self.width, self.height, self.plane_offsets,
+                   self.plane_strides)
+            layout = _LAYOUTS.get(key)
+            if layout is None:
+                layout = self._layout()
+                if len(_LAYOUTS) >= 64:
+                    _LAYOUTS.clear()
+                _LAYOUTS[key] = layout
+            base = self.data_ptr
+            g = self._planes = [None if p is None else (base + p[0],) + p[1:]
+                                for p in layout]
+        v = g[index]
+        if v is None:
+            raise NotImplementedError(self._no_array(index))
+        return v
+
+    def _layout(self):
+        """Per plane: its geometry as _plane_geometry() gives it, but for
+        an offset from the frame's first byte instead of the data; None
+        for a plane that is no array."""
+        out = []
+        p = _lib.Plane()
+        for i in range(len(self.plane_offsets)):
+            if lib.cudaipc_frame_get_plane(self._ptr, i, p) != _lib.STATUS_OK:
+                out.append(None)
+                continue
+            n, size = p.ndim, p.element_bits // 8
+            elements = tuple(p.strides[:n])
+            out.append((p.data - self.data_ptr, tuple(p.shape[:n]),
+                        tuple(e * size for e in elements),
+                        "|u1" if size == 1 else "<u2", elements))
+        return out
 
     @property
     def planes(self):
         """The frame's planes as arrays' sources (NV12: Y, then UV)."""
         self._check_open()
-        if self.format not in _FORMATS:
-            raise NotImplementedError("planes of %s frames (the whole frame "
-                                      "is there as bytes)" % self.format)
-        return [Plane(self, i) for i in range(len(self._plane_geometry()))]
+        return [Plane(self, i) for i in range(len(self.plane_offsets))]
 
     @property
     def regions(self):

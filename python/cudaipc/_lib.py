@@ -90,6 +90,16 @@ class Object(ctypes.Structure):
     ]
 
 
+class Plane(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_size_t),
+        ("ndim", ctypes.c_uint32),
+        ("element_bits", ctypes.c_uint32),
+        ("shape", ctypes.c_int64 * 3),
+        ("strides", ctypes.c_int64 * 3),
+    ]
+
+
 class ProducerOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -149,6 +159,11 @@ _sigs = {
     "cudaipc_frame_get_object": (_c.c_int, [_c.c_void_p, _c.c_uint32,
                                             _c.POINTER(Object)]),
     "cudaipc_frame_release": (None, [_c.c_void_p]),
+    "cudaipc_frame_get_plane": (_c.c_int, [_c.c_void_p, _c.c_uint32,
+                                           _c.POINTER(Plane)]),
+    "cudaipc_frame_to_dlpack": (_c.c_void_p, [_c.c_void_p, _c.c_int32]),
+    "cudaipc_dlpack_capsule_destructor": (_c.c_void_p, [_c.c_void_p,
+                                                        _c.c_void_p]),
     "cudaipc_producer_options_init": (None, [_c.POINTER(ProducerOptions)]),
     "cudaipc_producer_new": (_c.c_void_p, [_c.c_char_p, _c.c_char_p,
                                            _c.POINTER(ProducerOptions)]),
@@ -156,7 +171,7 @@ _sigs = {
     "cudaipc_producer_publish": (_c.c_int, [_c.c_void_p, _c.c_size_t,
                                             _c.c_uint64, _c.c_int,
                                             _c.c_uint64, _c.c_uint32]),
-"cudaipc_producer_publish_annotated": (
+    "cudaipc_producer_publish_annotated": (
         _c.c_int, [_c.c_void_p, _c.c_size_t, _c.c_uint64, _c.c_int,
                    _c.c_uint64, _c.c_uint32, _c.POINTER(Region), _c.c_uint32,
                    _c.POINTER(Object), _c.c_uint32]),

@@ -37,7 +37,6 @@ if os.environ.get("CUDAIPC_PY_PRELOADED") == "1":
     NODE_ENV["ASAN_OPTIONS"] = os.environ["CUDAIPC_NODE_ASAN_OPTIONS"]
 
 import cudaipc  # noqa: E402
-from cudaipc import _dlpack  # noqa: E402
 
 try:
     import numpy
@@ -294,16 +293,24 @@ class ConsumerTests(Case):
 
     @unittest.skipIf(GPU, "host backend")
     def test_dlpack_keeps_frame(self):
-        p = self.producer(3)
+        p = self.producer(4)
         with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            # a capsule nobody consumes gives its frame back when dropped
             frame = cams.next_frame()
             self.assertEqual(frame.__dlpack_device__(), (1, 0))
-            cap = frame.planes[0].__dlpack__()
-            self.assertEqual(_dlpack.live_count(), 1)
+            cap = frame.__dlpack__()
             frame.close()
             del frame
             gc.collect()
-            # the capsule still holds the frame
+            self.assertEqual(cams.held, 1)
+            del cap
+            self.assertEqual(cams.held, 0)
+            # an array of a consumed one holds it until it goes
+            frame = cams.next_frame()
+            cap = frame.planes[0].__dlpack__()
+            frame.close()
+            del frame
+            gc.collect()
             self.assertEqual(cams.held, 1)
             if numpy is not None and hasattr(numpy, "from_dlpack"):
                 class Holder:
@@ -317,13 +324,29 @@ class ConsumerTests(Case):
                         return (1, 0)
                 arr = numpy.from_dlpack(Holder(cap))
                 del cap
+                gc.collect()
                 self.assertEqual(arr.shape, (H, W))
+                self.assertEqual(cams.held, 1)
                 del arr
             else:
                 del cap
             gc.collect()
-            self.assertEqual(_dlpack.live_count(), 0)
             self.assertEqual(cams.held, 0)
+        self.finish(p)
+
+    @unittest.skipIf(GPU, "host backend")
+    def test_plane_geometry(self):
+        p = self.producer(1)
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            with cams.next_frame() as frame:
+                y, uv = frame.planes
+                self.assertEqual(y.shape, (H, W))
+                self.assertEqual(uv.shape, ((H + 1) // 2, (W + 1) // 2, 2))
+                ai = uv.__array_interface__
+                self.assertEqual(ai["data"][0],
+                                 frame.data_ptr + frame.plane_offsets[1])
+                self.assertEqual(ai["strides"],
+                                 (frame.plane_strides[1], 2, 1))
         self.finish(p)
 
 
@@ -352,6 +375,27 @@ class GpuTests(Case):
             self.assertEqual(whole.cpu().numpy().tobytes(),
                              pattern(frame.offset))
         self.frames(20, check)
+
+    def test_tensor_keeps_frame(self):
+        import torch
+        p = self.producer(3, sink=LOSSLESS)
+        with cudaipc.Consumer(self.sock, timeout=20) as cams:
+            frame = cams.next_frame()
+            offset = frame.offset
+            y = torch.from_dlpack(frame.planes[0])
+            whole = torch.from_dlpack(frame)
+            frame.close()
+            del frame
+            gc.collect()
+            # torch's tensors hold the slot, and it is as it was sent
+            self.assertEqual(cams.held, 1)
+            self.assertEqual(whole.cpu().numpy().tobytes(), pattern(offset))
+            del whole
+            self.assertEqual(cams.held, 1)
+            del y
+            gc.collect()
+            self.assertEqual(cams.held, 0)
+        self.finish(p)
 
     def test_cupy_from_dlpack_and_interface(self):
         import cupy
