@@ -123,43 +123,46 @@ check_plane (cudaipc_frame * f, const GstVideoInfo * vi, guint i,
   }
 }
 
+/* What each plane of a format of a size is, as check_plane() reads it */
+typedef struct
+{
+  const gchar *format;
+  guint width, height;
+  guint n_planes;
+  struct
+  {
+    guint ndim, bits;
+    gint64 rows, cols, comps;
+  } planes[3];
+} Layout;
+
+static const Layout layouts[] = {
+  {"NV12", 66, 50, 2, {{2, 8, 50, 66, 1}, {3, 8, 25, 33, 2}}},
+  {"I420", 65, 49, 3, {{2, 8, 49, 65, 1}, {2, 8, 25, 33, 1},
+          {2, 8, 25, 33, 1}}},
+  /* three components, four bytes a pixel */
+  {"RGBx", 8, 4, 1, {{3, 8, 4, 8, 4}}},
+  {"P010_10LE", 64, 48, 2, {{2, 16, 48, 64, 1}, {3, 16, 24, 32, 2}}},
+  {"GRAY16_LE", 16, 8, 1, {{2, 16, 8, 16, 1}}},
+};
+
 GST_START_TEST (test_planes_as_arrays)
 {
-  Pair p;
-  cudaipc_frame *f;
-  cudaipc_plane plane;
+  for (guint i = 0; i < G_N_ELEMENTS (layouts); i++) {
+    const Layout *l = &layouts[i];
+    Pair p;
+    cudaipc_frame *f;
+    cudaipc_plane plane;
 
-  pair_start (&p, "NV12", 66, 50, &f);
-  check_plane (f, &p.info, 0, 2, 8, 50, 66, 1);
-  check_plane (f, &p.info, 1, 3, 8, 25, 33, 2);
-  fail_unless_equals_int (cudaipc_frame_get_plane (f, 2, &plane),
-      CUDAIPC_STATUS_INVALID);
-  cudaipc_frame_release (f);
-  pair_stop (&p);
-
-  pair_start (&p, "I420", 65, 49, &f);
-  check_plane (f, &p.info, 0, 2, 8, 49, 65, 1);
-  check_plane (f, &p.info, 1, 2, 8, 25, 33, 1);
-  check_plane (f, &p.info, 2, 2, 8, 25, 33, 1);
-  cudaipc_frame_release (f);
-  pair_stop (&p);
-
-  /* RGBx: three components, four bytes a pixel */
-  pair_start (&p, "RGBx", 8, 4, &f);
-  check_plane (f, &p.info, 0, 3, 8, 4, 8, 4);
-  cudaipc_frame_release (f);
-  pair_stop (&p);
-
-  pair_start (&p, "P010_10LE", 64, 48, &f);
-  check_plane (f, &p.info, 0, 2, 16, 48, 64, 1);
-  check_plane (f, &p.info, 1, 3, 16, 24, 32, 2);
-  cudaipc_frame_release (f);
-  pair_stop (&p);
-
-  pair_start (&p, "GRAY16_LE", 16, 8, &f);
-  check_plane (f, &p.info, 0, 2, 16, 8, 16, 1);
-  cudaipc_frame_release (f);
-  pair_stop (&p);
+    pair_start (&p, l->format, l->width, l->height, &f);
+    for (guint j = 0; j < l->n_planes; j++)
+      check_plane (f, &p.info, j, l->planes[j].ndim, l->planes[j].bits,
+          l->planes[j].rows, l->planes[j].cols, l->planes[j].comps);
+    fail_unless_equals_int (cudaipc_frame_get_plane (f, l->n_planes, &plane),
+        CUDAIPC_STATUS_INVALID);
+    cudaipc_frame_release (f);
+    pair_stop (&p);
+  }
 }
 
 GST_END_TEST;
