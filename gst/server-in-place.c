@@ -95,6 +95,13 @@ cudaipc_slot_ticket_get_slot (const CudaIpcSlotTicket * t)
   return t->slot;
 }
 
+CudaIpcRing *
+cudaipc_slot_ticket_get_ring (const CudaIpcSlotTicket * t)
+{
+  g_return_val_if_fail (t != NULL, NULL);
+  return t->ring;
+}
+
 void
 cudaipc_slot_ticket_free (CudaIpcSlotTicket * t)
 {

@@ -327,6 +327,8 @@ gboolean cudaipc_server_publish_in_place (CudaIpcServer * server,
  * freed, the ring's replacement or the server's end notwithstanding. */
 CudaIpcBlock *cudaipc_slot_ticket_get_block (const CudaIpcSlotTicket * ticket);
 guint cudaipc_slot_ticket_get_slot (const CudaIpcSlotTicket * ticket);
+/* The ring of the slot (the ticket's reference). */
+CudaIpcRing *cudaipc_slot_ticket_get_ring (const CudaIpcSlotTicket * ticket);
 /* Gives the slot back: unpublished, it is free again; published, the
  * producer's hold on it ends. Any thread, even after the server's
  * free(). */

@@ -34,22 +34,32 @@ static gpointer parent_class;
     ((CudaIpcSlotLender *) G_STRUCT_MEMBER_P (pool, lender_offset))
 
 static GstMemory *
-cuda_slot_memory (GstBufferPool * pool, CudaIpcSlotTicket * ticket)
+cuda_slot_memory (GstBufferPool * pool, CudaIpcBlock * block, gpointer hold,
+    GDestroyNotify notify)
 {
-  CudaIpcBlock *block = cudaipc_slot_ticket_get_block (ticket);
   CudaIpcSlotLender *lender = LENDER (pool);
   GstMemory *mem;
 
   /* the slot's layout is the caps' (the FRAME says so, from the video
    * meta of the same info) */
   mem = cudaipc_gstcuda_wrap (((CudaPoolHead *) pool)->context,
-      &lender->info, cudaipc_block_get_ptr (block), ticket,
-      (GDestroyNotify) cudaipc_slot_ticket_free);
-  if (mem == NULL) {
+      &lender->info, cudaipc_block_get_ptr (block), hold, notify);
+  if (mem == NULL)
     GST_WARNING_OBJECT (pool, "gst_cuda_allocator_alloc_wrapped() failed");
-    cudaipc_slot_ticket_free (ticket);
-  }
   return mem;
+}
+
+/* GstCudaMemory's transfer flags (gstcudamemory.h): an upload still to
+ * do (GST_MEMORY_FLAG_LAST << 1: its data is in the host staging memory,
+ * not yet in the slot) or, from 1.24, a sync (<< 2). A download still to
+ * do (<< 0) only says the staging memory is stale: reusable. */
+#define CUDA_PENDING_FLAGS \
+    ((GST_MEMORY_FLAG_LAST << 1) | (GST_MEMORY_FLAG_LAST << 2))
+
+static gboolean
+cuda_slot_reusable (GstMemory * mem)
+{
+  return (GST_MEMORY_FLAGS (mem) & CUDA_PENDING_FLAGS) == 0;
 }
 
 static GstMemory *
@@ -61,14 +71,6 @@ cuda_plain_memory (GstBufferPool * pool)
   if (mem == NULL)
     GST_WARNING_OBJECT (pool, "gst_cuda_allocator_alloc() failed");
   return mem;
-}
-
-static GstFlowReturn
-cuda_pool_acquire_buffer (GstBufferPool * pool, GstBuffer ** buffer,
-    GstBufferPoolAcquireParams * params)
-{
-  return cudaipc_slot_lender_acquire (LENDER (pool), pool, params,
-      cuda_slot_memory, cuda_plain_memory, buffer);
 }
 
 static void
@@ -87,7 +89,6 @@ cuda_pool_class_init (gpointer klass, gpointer data)
   parent_class = g_type_class_peek_parent (klass);
   G_OBJECT_CLASS (klass)->finalize = cuda_pool_finalize;
   cudaipc_slot_lender_class_init (pool_class);
-  pool_class->acquire_buffer = cuda_pool_acquire_buffer;
 }
 
 /* Registered once, where libgstcuda wraps device memory: 0 otherwise. */
@@ -145,6 +146,7 @@ cudaipc_slot_pool_offer_cuda (CudaIpcServer * server, GObject * ctx,
   pool = g_object_new (type, NULL);
   gst_object_ref_sink (pool);
   ((CudaPoolHead *) pool)->context = g_object_ref (ctx);
-  cudaipc_slot_lender_init (LENDER (pool), server);
+  cudaipc_slot_lender_init (LENDER (pool), server, cuda_slot_memory,
+      cuda_plain_memory, cuda_slot_reusable);
   return cudaipc_slot_lender_offer (pool, query);
 }

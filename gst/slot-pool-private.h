@@ -14,6 +14,17 @@
 
 G_BEGIN_DECLS
 
+/* A memory of @lender->size bytes over @block, a slot's, which frees
+ * @hold with @notify when it goes; NULL on failure (@hold is the
+ * caller's then). */
+typedef GstMemory *(*CudaIpcSlotWrapFunc) (GstBufferPool * pool,
+    CudaIpcBlock * block, gpointer hold, GDestroyNotify notify);
+/* A memory of @lender->size bytes of the pool's own kind, not a slot. */
+typedef GstMemory *(*CudaIpcSlotPlainFunc) (GstBufferPool * pool);
+/* Whether a slot's memory, given back, may be lent again as it is (the
+ * cuda pool's: nothing of a transfer pending in it). */
+typedef gboolean (*CudaIpcSlotReusableFunc) (GstMemory * mem);
+
 typedef struct
 {
   CudaIpcServer *server;        /* a reference */
@@ -22,31 +33,30 @@ typedef struct
   gboolean video_meta;
   gint wait;                    /* atomic */
   guint timeout_ms;             /* atomic */
+  CudaIpcSlotWrapFunc wrap;
+  CudaIpcSlotPlainFunc plain;
+  CudaIpcSlotReusableFunc reusable;     /* NULL: any */
+  /* buffers of slots given back, each kept for its slot's next lending,
+   * so that its memory is not wrapped again: under @lock */
+  GMutex lock;
+  GPtrArray *spare;
 } CudaIpcSlotLender;
 
-/* A memory of @lender->size bytes over the slot of @ticket, which it takes
- * (and frees with itself); NULL on failure, the ticket freed. */
-typedef GstMemory *(*CudaIpcSlotWrapFunc) (GstBufferPool * pool,
-    CudaIpcSlotTicket * ticket);
-/* A memory of @lender->size bytes of the pool's own kind, not a slot. */
-typedef GstMemory *(*CudaIpcSlotPlainFunc) (GstBufferPool * pool);
-
 void cudaipc_slot_lender_init (CudaIpcSlotLender * lender,
-    CudaIpcServer * server);
+    CudaIpcServer * server, CudaIpcSlotWrapFunc wrap,
+    CudaIpcSlotPlainFunc plain, CudaIpcSlotReusableFunc reusable);
 void cudaipc_slot_lender_clear (CudaIpcSlotLender * lender);
 /* Reads @config's caps, size and options; sets its params to what the
  * pool lends (its size, no buffers ahead). FALSE: not raw video. */
 gboolean cudaipc_slot_lender_configure (CudaIpcSlotLender * lender,
     GstBufferPool * pool, GstStructure * config);
-/* The pool's acquire(): a slot of the ring as @wrap makes it, else (no
- * ring that fits, every slot held as long as on-full allows) @plain's
- * memory, marked as waited for where it was. */
-GstFlowReturn cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender,
-    GstBufferPool * pool, GstBufferPoolAcquireParams * params,
-    CudaIpcSlotWrapFunc wrap, CudaIpcSlotPlainFunc plain, GstBuffer ** buffer);
 
 /* Sets the vfuncs both pools share (options, config, start, stop,
- * release, flush); each pool adds its acquire() and finalize. */
+ * acquire, release, flush) over the pool's lender; each pool adds its
+ * finalize. acquire() lends a slot of the ring (the buffer that had it
+ * last, where it came back whole, else one @wrap makes), or else (no
+ * ring that fits, every slot held as long as on-full allows) @plain's
+ * memory, marked as waited for where it was. */
 void cudaipc_slot_lender_class_init (GstBufferPoolClass * klass);
 /* Configures @pool (taken) for the caps of the allocation @query and adds
  * it there; a reference, or NULL (not raw video, refused). */

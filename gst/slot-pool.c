@@ -21,9 +21,9 @@ struct _CudaIpcSlotPool
 
 G_DEFINE_TYPE (CudaIpcSlotPool, cudaipc_slot_pool, GST_TYPE_BUFFER_POOL);
 
-/* the ticket of a slot's memory, and the mark of plain memory handed out
+/* the hold of a slot's memory, and the mark of plain memory handed out
  * after a wait */
-static G_DEFINE_QUARK (cudaipc-slot-ticket, ticket);
+static G_DEFINE_QUARK (cudaipc-slot-hold, hold);
 static G_DEFINE_QUARK (cudaipc-slot-waited, waited);
 
 /* The lender of @pool, either kind, or NULL for another pool. */
@@ -37,19 +37,83 @@ lender_of (GstBufferPool * pool)
   return cudaipc_slot_pool_cuda_lender (pool);
 }
 
+/* What a slot's memory holds, for as long as it lives: the ticket of its
+ * current lending (NULL while the buffer is spare), and the ring, so that
+ * its block stays that ring's while the memory may be lent again. */
+typedef struct
+{
+  CudaIpcSlotTicket *ticket;
+  CudaIpcRing *ring;            /* a reference */
+  CudaIpcBlock *block;
+} SlotHold;
+
+static void
+hold_free (SlotHold * hold)
+{
+  cudaipc_slot_ticket_free (hold->ticket);
+  cudaipc_ring_unref (hold->ring);
+  g_free (hold);
+}
+
+static SlotHold *
+hold_of (GstBuffer * buf)
+{
+  GstMemory *mem;
+
+  if (gst_buffer_n_memory (buf) != 1)
+    return NULL;
+  mem = gst_buffer_peek_memory (buf, 0);
+  if (mem->offset != 0)
+    return NULL;
+  return gst_mini_object_get_qdata (GST_MINI_OBJECT (mem), hold_quark ());
+}
+
 /* The lender of either pool */
 
 void
-cudaipc_slot_lender_init (CudaIpcSlotLender * lender, CudaIpcServer * server)
+cudaipc_slot_lender_init (CudaIpcSlotLender * lender, CudaIpcServer * server,
+    CudaIpcSlotWrapFunc wrap, CudaIpcSlotPlainFunc plain,
+    CudaIpcSlotReusableFunc reusable)
 {
   memset (lender, 0, sizeof (*lender));
   lender->server = cudaipc_server_ref (server);
   lender->wait = TRUE;
+  lender->wrap = wrap;
+  lender->plain = plain;
+  lender->reusable = reusable;
+  g_mutex_init (&lender->lock);
+  lender->spare = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+}
+
+/* Lets go of the spare buffers that are not of @ring (NULL: all). */
+static void
+drop_spare (CudaIpcSlotLender * lender, CudaIpcRing * ring)
+{
+  GPtrArray *gone = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+
+  g_mutex_lock (&lender->lock);
+  for (guint i = lender->spare->len; i > 0; i--) {
+    GstBuffer *buf = g_ptr_array_index (lender->spare, i - 1);
+
+    if (ring == NULL || hold_of (buf)->ring != ring)
+      g_ptr_array_add (gone, g_ptr_array_steal_index_fast (lender->spare,
+              i - 1));
+  }
+  g_mutex_unlock (&lender->lock);
+  /* freed unlocked: a memory's free may take the server's lock */
+  g_ptr_array_unref (gone);
 }
 
 void
 cudaipc_slot_lender_clear (CudaIpcSlotLender * lender)
 {
+  if (lender->spare) {
+    drop_spare (lender, NULL);
+    g_clear_pointer (&lender->spare, g_ptr_array_unref);
+    g_mutex_clear (&lender->lock);
+  }
   g_clear_pointer (&lender->server, cudaipc_server_unref);
 }
 
@@ -66,6 +130,8 @@ cudaipc_slot_lender_configure (CudaIpcSlotLender * lender,
     GST_WARNING_OBJECT (pool, "not a video format: %" GST_PTR_FORMAT, caps);
     return FALSE;
   }
+  /* buffers of other caps are not lent again */
+  drop_spare (lender, NULL);
   lender->info = info;
   lender->size = MAX (size, (guint) info.size);
   lender->video_meta = gst_buffer_pool_config_has_option (config,
@@ -81,13 +147,18 @@ wrap (CudaIpcSlotLender * lender, GstMemory * mem)
   GstBuffer *buf = gst_buffer_new ();
 
   gst_buffer_append_memory (buf, mem);
+  /* the buffer is as the pool made it: its memory was not replaced */
+  GST_BUFFER_FLAG_UNSET (buf, GST_BUFFER_FLAG_TAG_MEMORY);
   if (lender->video_meta) {
     GstVideoInfo *info = &lender->info;
+    GstVideoMeta *meta;
 
-    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+    meta = gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
         GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info),
         GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info),
         info->offset, info->stride);
+    /* kept when the buffer is lent again */
+    GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
   }
   return buf;
 }
@@ -106,11 +177,64 @@ plain_buffer (CudaIpcSlotLender * lender, GstBufferPool * pool,
   return wrap (lender, mem);
 }
 
-GstFlowReturn
-cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender, GstBufferPool * pool,
-    GstBufferPoolAcquireParams * params, CudaIpcSlotWrapFunc wrap_slot,
-    CudaIpcSlotPlainFunc plain, GstBuffer ** buffer)
+/* The spare buffer of @ticket's slot, lent again with it; NULL where
+ * there is none. Spare buffers of other rings go. */
+static GstBuffer *
+take_spare (CudaIpcSlotLender * lender, CudaIpcSlotTicket * ticket)
 {
+  CudaIpcRing *ring = cudaipc_slot_ticket_get_ring (ticket);
+  CudaIpcBlock *block = cudaipc_slot_ticket_get_block (ticket);
+  GstBuffer *buf = NULL;
+  gboolean stale = FALSE;
+
+  g_mutex_lock (&lender->lock);
+  for (guint i = 0; i < lender->spare->len; i++) {
+    GstBuffer *b = g_ptr_array_index (lender->spare, i);
+    SlotHold *hold = hold_of (b);
+
+    if (hold->ring != ring) {
+      stale = TRUE;
+    } else if (hold->block == block) {
+      buf = g_ptr_array_steal_index_fast (lender->spare, i);
+      hold->ticket = ticket;
+      break;
+    }
+  }
+  g_mutex_unlock (&lender->lock);
+  if (stale)
+    drop_spare (lender, ring);
+  return buf;
+}
+
+static GstBuffer *
+slot_buffer (CudaIpcSlotLender * lender, GstBufferPool * pool,
+    CudaIpcSlotTicket * ticket)
+{
+  GstBuffer *buf = take_spare (lender, ticket);
+  SlotHold *hold;
+  GstMemory *mem;
+
+  if (buf)
+    return buf;
+  hold = g_new0 (SlotHold, 1);
+  hold->ticket = ticket;
+  hold->ring = cudaipc_ring_ref (cudaipc_slot_ticket_get_ring (ticket));
+  hold->block = cudaipc_slot_ticket_get_block (ticket);
+  mem = lender->wrap (pool, hold->block, hold, (GDestroyNotify) hold_free);
+  if (mem == NULL) {
+    hold_free (hold);
+    return NULL;
+  }
+  gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), hold_quark (), hold,
+      NULL);
+  return wrap (lender, mem);
+}
+
+static GstFlowReturn
+lender_acquire_buffer (GstBufferPool * pool, GstBuffer ** buffer,
+    GstBufferPoolAcquireParams * params)
+{
+  CudaIpcSlotLender *lender = lender_of (pool);
   gint64 start = g_get_monotonic_time ();
 
   for (;;) {
@@ -119,7 +243,6 @@ cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender, GstBufferPool * pool,
     CudaIpcServerStatus status;
     gint64 deadline = 0, until, now;
     guint timeout_ms = g_atomic_int_get (&lender->timeout_ms);
-    GstMemory *mem;
 
     if (GST_BUFFER_POOL_IS_FLUSHING (pool))
       return GST_FLOW_FLUSHING;
@@ -136,23 +259,18 @@ cudaipc_slot_lender_acquire (CudaIpcSlotLender * lender, GstBufferPool * pool,
         until, &pool->flushing, &ticket, &error);
     switch (status) {
       case CUDAIPC_SERVER_OK:
-        mem = wrap_slot (pool, ticket);
-        if (mem == NULL)
-          return GST_FLOW_ERROR;
-        gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), ticket_quark (),
-            ticket, NULL);
-        *buffer = wrap (lender, mem);
-        return GST_FLOW_OK;
+        *buffer = slot_buffer (lender, pool, ticket);
+        return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_TIMEOUT:
         if (until != deadline)
           continue;             /* a slice: look at the settings again */
         GST_LOG_OBJECT (pool, "every slot held: plain memory instead");
-        *buffer = plain_buffer (lender, pool, plain, TRUE);
+        *buffer = plain_buffer (lender, pool, lender->plain, TRUE);
         return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_NO_RING:
         GST_LOG_OBJECT (pool, "no ring for frames of %u bytes yet: plain "
             "memory instead", lender->size);
-        *buffer = plain_buffer (lender, pool, plain, FALSE);
+        *buffer = plain_buffer (lender, pool, lender->plain, FALSE);
         return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_FLUSHING:
         return GST_FLOW_FLUSHING;
@@ -193,17 +311,50 @@ lender_set_config (GstBufferPool * pool, GstStructure * config)
 }
 
 static gboolean
-lender_start_stop (GstBufferPool * pool)
+lender_start (GstBufferPool * pool)
 {
-  /* nothing to allocate ahead, nothing to free: buffers are not kept */
+  /* nothing to allocate ahead: a buffer is made when its slot is lent */
   return TRUE;
 }
 
+static gboolean
+lender_stop (GstBufferPool * pool)
+{
+  drop_spare (lender_of (pool), NULL);
+  return TRUE;
+}
+
+/* A buffer of a slot that came back whole (one memory, the pool's, held by
+ * nobody else, of the pool's size, nothing pending in it) gives its slot
+ * back now and waits for that slot's next lending; any other goes, and
+ * its slot when the last holder of the memory lets go. */
 static void
 lender_release_buffer (GstBufferPool * pool, GstBuffer * buffer)
 {
-  /* not reused: its memory goes now, and the slot with it */
-  base_class ()->free_buffer (pool, buffer);
+  CudaIpcSlotLender *lender = lender_of (pool);
+  SlotHold *hold = hold_of (buffer);
+  GstMemory *mem;
+  CudaIpcSlotTicket *ticket;
+
+  if (hold == NULL || hold->ticket == NULL ||
+      GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_TAG_MEMORY) ||
+      !gst_buffer_pool_is_active (pool)) {
+    base_class ()->free_buffer (pool, buffer);
+    return;
+  }
+  mem = gst_buffer_peek_memory (buffer, 0);
+  if (GST_MINI_OBJECT_REFCOUNT_VALUE (mem) != 1 ||
+      mem->size != lender->size ||
+      (lender->reusable && !lender->reusable (mem))) {
+    base_class ()->free_buffer (pool, buffer);
+    return;
+  }
+  ticket = hold->ticket;
+  hold->ticket = NULL;
+  cudaipc_slot_ticket_free (ticket);
+  g_mutex_lock (&lender->lock);
+  g_ptr_array_add (lender->spare, buffer);
+  g_mutex_unlock (&lender->lock);
 }
 
 /* upstream flushes its pool (a basesrc does when it stops): a wait for a
@@ -219,8 +370,9 @@ cudaipc_slot_lender_class_init (GstBufferPoolClass * klass)
 {
   klass->get_options = lender_get_options;
   klass->set_config = lender_set_config;
-  klass->start = lender_start_stop;
-  klass->stop = lender_start_stop;
+  klass->start = lender_start;
+  klass->stop = lender_stop;
+  klass->acquire_buffer = lender_acquire_buffer;
   klass->release_buffer = lender_release_buffer;
   klass->flush_start = lender_flush_start;
 }
@@ -228,14 +380,13 @@ cudaipc_slot_lender_class_init (GstBufferPoolClass * klass)
 /* The host backend's pool */
 
 static GstMemory *
-host_slot_memory (GstBufferPool * bpool, CudaIpcSlotTicket * ticket)
+host_slot_memory (GstBufferPool * bpool, CudaIpcBlock * block, gpointer hold,
+    GDestroyNotify notify)
 {
-  CudaIpcBlock *block = cudaipc_slot_ticket_get_block (ticket);
-
   return gst_memory_new_wrapped (0,
       GSIZE_TO_POINTER (cudaipc_block_get_ptr (block)),
       cudaipc_block_get_size (block), 0, CUDAIPC_SLOT_POOL (bpool)->lender.size,
-      ticket, (GDestroyNotify) cudaipc_slot_ticket_free);
+      hold, notify);
 }
 
 static GstMemory *
@@ -243,14 +394,6 @@ host_plain_memory (GstBufferPool * bpool)
 {
   return gst_allocator_alloc (NULL, CUDAIPC_SLOT_POOL (bpool)->lender.size,
       NULL);
-}
-
-static GstFlowReturn
-slot_pool_acquire_buffer (GstBufferPool * bpool, GstBuffer ** buffer,
-    GstBufferPoolAcquireParams * params)
-{
-  return cudaipc_slot_lender_acquire (&CUDAIPC_SLOT_POOL (bpool)->lender,
-      bpool, params, host_slot_memory, host_plain_memory, buffer);
 }
 
 static void
@@ -270,7 +413,6 @@ cudaipc_slot_pool_class_init (CudaIpcSlotPoolClass * klass)
 
   gobject_class->finalize = slot_pool_finalize;
   cudaipc_slot_lender_class_init (pool_class);
-  pool_class->acquire_buffer = slot_pool_acquire_buffer;
 }
 
 static void
@@ -287,7 +429,8 @@ cudaipc_slot_pool_new (CudaIpcServer * server)
 
   pool = g_object_new (CUDAIPC_TYPE_SLOT_POOL, NULL);
   gst_object_ref_sink (pool);
-  cudaipc_slot_lender_init (&pool->lender, server);
+  cudaipc_slot_lender_init (&pool->lender, server, host_slot_memory,
+      host_plain_memory, NULL);
   return GST_BUFFER_POOL (pool);
 }
 
@@ -342,14 +485,9 @@ cudaipc_slot_pool_set_wait (GstBufferPool * pool, gboolean wait,
 CudaIpcSlotTicket *
 cudaipc_slot_pool_buffer_ticket (GstBuffer * buf)
 {
-  GstMemory *mem;
+  SlotHold *hold = hold_of (buf);
 
-  if (gst_buffer_n_memory (buf) != 1)
-    return NULL;
-  mem = gst_buffer_peek_memory (buf, 0);
-  if (mem->offset != 0)
-    return NULL;
-  return gst_mini_object_get_qdata (GST_MINI_OBJECT (mem), ticket_quark ());
+  return hold ? hold->ticket : NULL;
 }
 
 gboolean

@@ -5,6 +5,7 @@
  * upstream: frames written into slots go out without a copy; a buffer
  * upstream drops unpushed gives its slot back; a frame the producer's own
  * pipeline still holds is never written again meanwhile; a buffer that
+ * comes back whole is lent again with its slot; a buffer that
  * outlives the ring's replacement, or the sink itself, stays valid and is
  * copied; a wait for a slot follows on-full and ends when the sink stops;
  * and in-place=false proposes no pool.
@@ -240,6 +241,72 @@ GST_START_TEST (test_held_frame_never_rewritten)
 
 GST_END_TEST;
 
+/* A buffer that comes back whole is lent again with its slot, its memory
+ * not wrapped anew; one whose memory another buffer shares is not, and
+ * its slot stays held until that buffer goes too. */
+GST_START_TEST (test_buffers_lent_again)
+{
+  GstElement *sink;
+  /* no last sample: the sink lets go of each buffer after its render */
+  GstHarness *h = sink_new ("on-full=drop enable-last-sample=false", &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GQuark seen = g_quark_from_static_string ("in-place-test-seen");
+  GstBuffer *buf, *copy, *lent[RING];
+  guint held_slot, n = 0, again = 0;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
+      GST_FLOW_OK);
+  for (guint i = 1; i <= 8 * RING; i++) {
+    GstMiniObject *mem;
+
+    buf = acquire (pool);
+    fail_unless (cudaipc_slot_pool_buffer_ticket (buf) != NULL);
+    /* a mark on the memory stays with it while it lives */
+    mem = GST_MINI_OBJECT (gst_buffer_peek_memory (buf, 0));
+    if (gst_mini_object_get_qdata (mem, seen))
+      again++;
+    gst_mini_object_set_qdata (mem, seen, GINT_TO_POINTER (1), NULL);
+    fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
+    n++;
+  }
+  /* a memory a slot, wrapped once */
+  fail_unless (again >= n - RING, "%u of %u frames in a memory seen before",
+      again, n);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), n);
+
+  /* a copy of the buffer shares its memory: the slot stays held */
+  buf = fill (acquire (pool), 100);
+  held_slot = cudaipc_slot_ticket_get_slot (cudaipc_slot_pool_buffer_ticket
+      (buf));
+  copy = gst_buffer_copy (buf);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  for (guint i = 0; i < RING - 1; i++) {
+    lent[i] = acquire (pool);
+    fail_unless (cudaipc_slot_pool_buffer_ticket (lent[i]) != NULL);
+    fail_if (cudaipc_slot_ticket_get_slot (cudaipc_slot_pool_buffer_ticket
+            (lent[i])) == held_slot);
+  }
+  buf = acquire (pool);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (buf) == NULL,
+      "the slot of a frame still held was lent");
+  gst_buffer_unref (buf);
+  check (copy, 100);
+  gst_buffer_unref (copy);
+  /* now it is free again */
+  buf = acquire (pool);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (buf) != NULL);
+  fail_unless_equals_int (cudaipc_slot_ticket_get_slot
+      (cudaipc_slot_pool_buffer_ticket (buf)), held_slot);
+  gst_buffer_unref (buf);
+  for (guint i = 0; i < RING - 1; i++)
+    gst_buffer_unref (lent[i]);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+
+  finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_buffer_outlives_ring_and_sink)
 {
   guint fds_before = cudaipc_test_count_fds ();
@@ -410,6 +477,7 @@ in_place_suite (void)
   tcase_add_test (tc, test_frames_go_out_in_place);
   tcase_add_test (tc, test_unpushed_buffer_gives_slot_back);
   tcase_add_test (tc, test_held_frame_never_rewritten);
+  tcase_add_test (tc, test_buffers_lent_again);
   tcase_add_test (tc, test_buffer_outlives_ring_and_sink);
   tcase_add_test (tc, test_wait_follows_on_full_and_ends_at_stop);
   tcase_add_test (tc, test_in_place_off);
