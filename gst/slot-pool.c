@@ -165,9 +165,9 @@ wrap (CudaIpcSlotLender * lender, GstMemory * mem)
 
 static GstBuffer *
 plain_buffer (CudaIpcSlotLender * lender, GstBufferPool * pool,
-    CudaIpcSlotPlainFunc plain, gboolean waited)
+    gboolean waited)
 {
-  GstMemory *mem = plain (pool);
+  GstMemory *mem = lender->plain (pool);
 
   if (mem == NULL)
     return NULL;
@@ -265,12 +265,12 @@ lender_acquire_buffer (GstBufferPool * pool, GstBuffer ** buffer,
         if (until != deadline)
           continue;             /* a slice: look at the settings again */
         GST_LOG_OBJECT (pool, "every slot held: plain memory instead");
-        *buffer = plain_buffer (lender, pool, lender->plain, TRUE);
+        *buffer = plain_buffer (lender, pool, TRUE);
         return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_NO_RING:
         GST_LOG_OBJECT (pool, "no ring for frames of %u bytes yet: plain "
             "memory instead", lender->size);
-        *buffer = plain_buffer (lender, pool, lender->plain, FALSE);
+        *buffer = plain_buffer (lender, pool, FALSE);
         return *buffer ? GST_FLOW_OK : GST_FLOW_ERROR;
       case CUDAIPC_SERVER_FLUSHING:
         return GST_FLOW_FLUSHING;
@@ -324,28 +324,35 @@ lender_stop (GstBufferPool * pool)
   return TRUE;
 }
 
-/* A buffer of a slot that came back whole (one memory, the pool's, held by
- * nobody else, of the pool's size, nothing pending in it) gives its slot
- * back now and waits for that slot's next lending; any other goes, and
- * its slot when the last holder of the memory lets go. */
+/* Whether @buffer, of @hold, came back whole: its one memory, the pool's,
+ * held by nobody else, of the pool's size, nothing pending in it. */
+static gboolean
+came_back_whole (CudaIpcSlotLender * lender, GstBufferPool * pool,
+    GstBuffer * buffer, SlotHold * hold)
+{
+  GstMemory *mem;
+
+  if (hold == NULL || hold->ticket == NULL ||
+      GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_TAG_MEMORY) ||
+      !gst_buffer_pool_is_active (pool))
+    return FALSE;
+  mem = gst_buffer_peek_memory (buffer, 0);
+  return GST_MINI_OBJECT_REFCOUNT_VALUE (mem) == 1 &&
+      mem->size == lender->size &&
+      (lender->reusable == NULL || lender->reusable (mem));
+}
+
+/* A buffer of a slot that came back whole gives its slot back now and
+ * waits for that slot's next lending; any other goes, and its slot when
+ * the last holder of the memory lets go. */
 static void
 lender_release_buffer (GstBufferPool * pool, GstBuffer * buffer)
 {
   CudaIpcSlotLender *lender = lender_of (pool);
   SlotHold *hold = hold_of (buffer);
-  GstMemory *mem;
   CudaIpcSlotTicket *ticket;
 
-  if (hold == NULL || hold->ticket == NULL ||
-      GST_BUFFER_FLAG_IS_SET (buffer, GST_BUFFER_FLAG_TAG_MEMORY) ||
-      !gst_buffer_pool_is_active (pool)) {
-    base_class ()->free_buffer (pool, buffer);
-    return;
-  }
-  mem = gst_buffer_peek_memory (buffer, 0);
-  if (GST_MINI_OBJECT_REFCOUNT_VALUE (mem) != 1 ||
-      mem->size != lender->size ||
-      (lender->reusable && !lender->reusable (mem))) {
+  if (!came_back_whole (lender, pool, buffer, hold)) {
     base_class ()->free_buffer (pool, buffer);
     return;
   }
