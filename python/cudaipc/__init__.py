@@ -120,8 +120,9 @@ class _Closing:
 
 class _Exporter:
     """What arrays of a frame, or of one of its planes, are made from.
-    _view() is (frame, data, shape, strides in bytes, typestr, strides in
-    elements), and raises once the frame is closed."""
+    _view() is (frame, data, shape, strides in bytes, typestr), and raises
+    once the frame is closed; _dl_source() is (frame, plane index or -1)
+    for __dlpack__."""
 
     __slots__ = ()
 
@@ -130,7 +131,7 @@ class _Exporter:
 
     @property
     def __array_interface__(self):
-        owner, data, shape, strides, typestr, _ = self._view()
+        owner, data, shape, strides, typestr = self._view()
         if owner._backend != _lib.BACKEND_HOST:
             raise AttributeError("a frame of the cuda backend is in GPU "
                                  "memory: use __cuda_array_interface__ or "
@@ -141,7 +142,7 @@ class _Exporter:
 
     @property
     def __cuda_array_interface__(self):
-        owner, data, shape, strides, typestr, _ = self._view()
+        owner, data, shape, strides, typestr = self._view()
         if owner._backend != _lib.BACKEND_CUDA:
             raise AttributeError("a frame of the host backend is in host "
                                  "memory: use __array_interface__")
@@ -391,7 +392,7 @@ class Frame(_Exporter):
 
     def _view(self):
         self._check_open()
-        return (self, self.data_ptr, (self.size,), (1,), "|u1", (1,))
+        return (self, self.data_ptr, (self.size,), (1,), "|u1")
 
     @property
     def marker(self):
@@ -407,9 +408,8 @@ class Frame(_Exporter):
                 "(the whole frame is there as bytes)" % (index, self.format))
 
     def _plane_geometry(self, index):
-        """Plane @index: (data, shape, strides in bytes, typestr, strides
-        in elements). Frames of one layout share it: the library is asked
-        once a layout."""
+        """Plane @index: (data, shape, strides in bytes, typestr). Frames of
+        one layout share it: the library is asked once a layout."""
         g = self._planes
         if g is None:
             key = (self.format, self.width, self.height, self.plane_offsets,
@@ -439,10 +439,9 @@ class Frame(_Exporter):
                 out.append(None)
                 continue
             n, size = p.ndim, p.element_bits // 8
-            elements = tuple(p.strides[:n])
             out.append((p.data - self.data_ptr, tuple(p.shape[:n]),
-                        tuple(e * size for e in elements),
-                        "|u1" if size == 1 else "<u2", elements))
+                        tuple(e * size for e in p.strides[:n]),
+                        "|u1" if size == 1 else "<u2"))
         return out
 
     @property
