@@ -215,6 +215,17 @@ cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
   do {
     n = recvmsg (conn->fd, &mh, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
+  /* a peer that closed with messages of ours unread makes the kernel
+   * report ECONNRESET once, before the messages it sent last (a BYE and
+   * its reason): those are still to read */
+  if (n < 0 && errno == ECONNRESET) {
+    mh.msg_controllen = sizeof (conn->rx_control.buf);
+    do {
+      n = recvmsg (conn->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+      errno = ECONNRESET;
+  }
 
   if (n < 0)
     return errno_to_ret (errno);

@@ -493,6 +493,31 @@ GST_START_TEST (test_peer_closed)
 
 GST_END_TEST;
 
+/* A peer that closes with messages of ours unread: the kernel reports a
+ * reset first, and the message it sent before closing still arrives. */
+GST_START_TEST (test_peer_closed_unread)
+{
+  CudaIpcMsg msg, got;
+
+  fill_sample (&msg, CUDAIPC_MSG_RELEASE);
+  for (guint i = 0; i < 3; i++)
+    fail_unless_equals_int (cudaipc_conn_send (conn_b, &msg), 0);
+  fill_sample (&msg, CUDAIPC_MSG_BYE);
+  fail_unless_equals_int (cudaipc_conn_send (conn_a, &msg), 0);
+  /* conn_a never reads what conn_b sent */
+  cudaipc_conn_free (conn_a);
+  conn_a = NULL;
+
+  fail_unless_equals_int (cudaipc_conn_wait (conn_b, 1000), 1);
+  fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), 0);
+  fail_unless_equals_int (got.type, CUDAIPC_MSG_BYE);
+  cudaipc_msg_clear (&got);
+  fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), -EPIPE);
+  cudaipc_msg_clear (&got);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_send_to_closed)
 {
   CudaIpcMsg msg;
@@ -931,6 +956,7 @@ connection_suite (void)
   tcase_add_test (tc, test_oversized);
   tcase_add_test (tc, test_garbage);
   tcase_add_test (tc, test_peer_closed);
+  tcase_add_test (tc, test_peer_closed_unread);
   tcase_add_test (tc, test_send_to_closed);
   tcase_add_test (tc, test_send_invalid);
   tcase_add_test (tc, test_nonblocking);
