@@ -7,7 +7,7 @@
 #endif
 
 #include "cudaipc-enums.h"
-#include "server.h"
+#include "producer/server.h"
 
 GType
 gst_cu_ipc_backend_get_type (void)

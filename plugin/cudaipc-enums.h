@@ -9,7 +9,7 @@
 #pragma once
 
 #include <glib-object.h>
-#include "device.h"
+#include "device/device.h"
 
 G_BEGIN_DECLS
 

@@ -10,8 +10,8 @@
 #include <glib-object.h>
 
 #include "cudaipc-enums.h"
-#include "device.h"
-#include "server.h"
+#include "device/device.h"
+#include "producer/server.h"
 
 G_BEGIN_DECLS
 

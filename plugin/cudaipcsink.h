@@ -5,7 +5,7 @@
  * which slot holds which frame.
  *
  * The sockets, the clients, the ring and its I/O thread are a
- * CudaIpcServer (gst/server.h), made in start() and freed in stop(); the
+ * CudaIpcServer (gst/producer/server.h), made in start() and freed in stop(); the
  * element adds the properties, the copy of each buffer into the slot the
  * server hands out, timestamps and plane layout, and turns the server's
  * notices into bus messages and warnings.

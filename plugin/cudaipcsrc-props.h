@@ -10,7 +10,7 @@
 #include <glib-object.h>
 
 #include "cudaipc-enums.h"
-#include "client.h"
+#include "consumer/client.h"
 
 G_BEGIN_DECLS
 

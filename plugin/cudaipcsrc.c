@@ -46,13 +46,13 @@
 
 #include "cudaipcsrc.h"
 #include "cudaipcsrc-props.h"
-#include "client.h"
-#include "error.h"
-#include "gstcuda.h"
-#include "media.h"
-#include "metas.h"
-#include "ticker.h"
-#include "timing.h"
+#include "consumer/client.h"
+#include "common/error.h"
+#include "buffers/gstcuda.h"
+#include "media/media.h"
+#include "media/metas.h"
+#include "common/ticker.h"
+#include "media/timing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_src_debug

@@ -15,11 +15,11 @@
  *
  * Ownership: the protocol side (connection, handshake, imports, caps
  * table, frame checks, the release path and its counters) is a
- * CudaIpcClient (gst/client.h) that the element owns for its lifetime; its
+ * CudaIpcClient (gst/consumer/client.h) that the element owns for its lifetime; its
  * contract says who owns each fd, slot and frame. The element decides
  * about reconnecting and errors, negotiates caps, builds buffers (memory,
  * GstVideoMeta, timestamps) and pushes events. Where downstream works on
- * nvcodec's GstCudaMemory, a CudaIpcGstCudaOut (gst/gstcuda.h), made in
+ * nvcodec's GstCudaMemory, a CudaIpcGstCudaOut (gst/buffers/gstcuda.h), made in
  * decide_allocation() for the caps negotiated, turns each frame into one.
  */
 #pragma once

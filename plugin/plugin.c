@@ -24,7 +24,7 @@
 
 #include "cudaipcsink.h"
 #include "cudaipcsrc.h"
-#include "debug.h"
+#include "common/debug.h"
 
 /* @name is a feature of another plugin in the registry. */
 static gboolean

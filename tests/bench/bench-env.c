@@ -12,7 +12,7 @@
 #include <sys/utsname.h>
 
 #include "bench.h"
-#include "cuda-loader.h"
+#include "device/cuda-loader.h"
 
 BenchEnv bench_env;
 

@@ -32,10 +32,10 @@
 #include <sys/socket.h>
 
 #include "bench.h"
-#include "block.h"
-#include "connection.h"
-#include "cuda-loader.h"
-#include "descriptor.h"
+#include "ring/block.h"
+#include "wire/connection.h"
+#include "device/cuda-loader.h"
+#include "ring/descriptor.h"
 
 #define FLOOR_MAGIC 0x30464c52u /* "RLF0" */
 #define FLOOR_FRAME 1u

@@ -3,7 +3,7 @@
  * The benchmark's one use of gstreamer-cuda-1.0 (optional, 1.22+): telling
  * whether a memory is a GstCudaMemory and on which device. Its own file
  * because the library's headers include the toolkit's cuda.h, whose
- * declarations clash with the project's gst/cuda-types.h. Built only when
+ * declarations clash with the project's gst/device/cuda-types.h. Built only when
  * meson finds the library and cuda.h (HAVE_GST_CUDA).
  */
 #pragma once

@@ -18,9 +18,9 @@
 #include <gst/video/video.h>
 
 #include "bench.h"
-#include "cuda-loader.h"
-#include "gstcuda.h"
-#include "memory.h"
+#include "device/cuda-loader.h"
+#include "buffers/gstcuda.h"
+#include "buffers/memory.h"
 #include "test-pool.h"
 
 typedef struct

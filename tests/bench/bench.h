@@ -26,7 +26,7 @@
 
 #include <gst/gst.h>
 
-#include "device.h"
+#include "device/device.h"
 
 G_BEGIN_DECLS typedef enum
 {

@@ -50,8 +50,8 @@
 #include <glib.h>
 #include <gst/check/gstcheck.h>
 
-#include "connection.h"
-#include "device.h"
+#include "wire/connection.h"
+#include "device/device.h"
 
 static inline guint
 cudaipc_test_count_fds (void)

@@ -14,7 +14,7 @@
 #include <gst/check/gstcheck.h>
 #include <gst/video/video.h>
 
-#include "cudaipc.h"
+#include "api/cudaipc.h"
 
 /* dlpack.h's unversioned DLManagedTensor, which is ABI */
 typedef struct

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "cudaipc.h"
+#include "api/cudaipc.h"
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 

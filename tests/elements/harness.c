@@ -21,8 +21,8 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "device.h"
-#include "error.h"
+#include "device/device.h"
+#include "common/error.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -779,7 +779,7 @@ GST_END_TEST;
  * them.
  *
  * The source opens a device only once a producer's HELLO names the
- * backend (gst/client-connect.c): with device-id=0 and no producer it
+ * backend (gst/consumer/client-connect.c): with device-id=0 and no producer it
  * fails on the connection, and with a host-backend producer it opens no
  * CUDA at all. Its driver error needs a cuda-backend producer, so it is
  * not tested here (the gpu suite runs that backend).

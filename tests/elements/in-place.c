@@ -18,7 +18,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "slot-pool.h"
+#include "buffers/slot-pool.h"
 #include "test-pattern.h"
 #include "test-pool.h"
 #include "test-util.h"

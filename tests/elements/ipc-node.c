@@ -71,8 +71,8 @@
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 
-#include "connection.h"
-#include "device.h"
+#include "wire/connection.h"
+#include "device/device.h"
 #include "test-metas.h"
 #include "test-pattern.h"
 #include "test-bus.h"

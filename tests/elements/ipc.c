@@ -22,7 +22,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "gstcuda.h"
+#include "buffers/gstcuda.h"
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 #include "test-util.h"

@@ -19,7 +19,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/check/gstcheck.h>
 
-#include "cuda-loader.h"
+#include "device/cuda-loader.h"
 #include "test-util.h"
 
 static gchar *sock;

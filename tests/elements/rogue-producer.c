@@ -26,10 +26,10 @@
 
 #include <gst/gst.h>
 
-#include "connection.h"
-#include "device.h"
-#include "metas.h"
-#include "ring.h"
+#include "wire/connection.h"
+#include "device/device.h"
+#include "media/metas.h"
+#include "ring/ring.h"
 #include "test-pattern.h"
 #include "test-wire.h"
 

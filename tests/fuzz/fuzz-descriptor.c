@@ -19,9 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "block.h"
-#include "descriptor.h"
-#include "device.h"
+#include "ring/block.h"
+#include "ring/descriptor.h"
+#include "device/device.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);

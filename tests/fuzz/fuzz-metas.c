@@ -13,7 +13,7 @@
 #include <string.h>
 #include <gst/gst.h>
 
-#include "metas.h"
+#include "media/metas.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "protocol.h"
+#include "wire/protocol.h"
 #include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);

@@ -15,8 +15,8 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
-#include "metas.h"
-#include "protocol.h"
+#include "media/metas.h"
+#include "wire/protocol.h"
 
 static void
 write_seed (const gchar * dir, const gchar * name, guint8 n_fds,

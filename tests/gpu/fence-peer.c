@@ -27,13 +27,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "block.h"
-#include "connection.h"
+#include "ring/block.h"
+#include "wire/connection.h"
 #include "peer-main.h"
-#include "descriptor.h"
-#include "device.h"
-#include "fence.h"
-#include "fence-page.h"
+#include "ring/descriptor.h"
+#include "device/device.h"
+#include "ring/fence.h"
+#include "ring/fence-page.h"
 #include "test-pattern.h"
 
 #define FENCE_KEY 3

@@ -33,13 +33,13 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 
-#include "block.h"
-#include "connection.h"
-#include "cuda-loader.h"
-#include "device.h"
-#include "error.h"
-#include "fence.h"
-#include "fence-page.h"
+#include "ring/block.h"
+#include "wire/connection.h"
+#include "device/cuda-loader.h"
+#include "device/device.h"
+#include "common/error.h"
+#include "ring/fence.h"
+#include "ring/fence-page.h"
 #include "ipc-nodes.h"
 #include "test-pattern.h"
 #include "test-util.h"

@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "block.h"
-#include "connection.h"
+#include "ring/block.h"
+#include "wire/connection.h"
 #include "peer-main.h"
-#include "descriptor.h"
-#include "device.h"
-#include "ring.h"
+#include "ring/descriptor.h"
+#include "device/device.h"
+#include "ring/ring.h"
 #include "test-pattern.h"
 
 static gchar *

@@ -11,8 +11,8 @@
 
 #include <glib.h>
 
-#include "connection.h"
-#include "device.h"
+#include "wire/connection.h"
+#include "device/device.h"
 
 typedef gchar *(*CudaIpcPeerFunc) (CudaIpcConn * conn, CudaIpcDevice * dev);
 

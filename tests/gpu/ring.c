@@ -19,12 +19,12 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "block.h"
-#include "connection.h"
-#include "descriptor.h"
-#include "device.h"
-#include "error.h"
-#include "ring.h"
+#include "ring/block.h"
+#include "wire/connection.h"
+#include "ring/descriptor.h"
+#include "device/device.h"
+#include "common/error.h"
+#include "ring/ring.h"
 #include "test-pattern.h"
 #include "test-util.h"
 

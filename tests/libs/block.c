@@ -15,11 +15,11 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "block.h"
-#include "cuda-loader.h"
-#include "descriptor.h"
-#include "device.h"
-#include "error.h"
+#include "ring/block.h"
+#include "device/cuda-loader.h"
+#include "ring/descriptor.h"
+#include "device/device.h"
+#include "common/error.h"
 #include "test-util.h"
 
 GST_START_TEST (test_backend_names)

@@ -22,11 +22,11 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "client.h"
-#include "connection.h"
-#include "error.h"
-#include "fence-page.h"
-#include "ring.h"
+#include "consumer/client.h"
+#include "wire/connection.h"
+#include "common/error.h"
+#include "ring/fence-page.h"
+#include "ring/ring.h"
 #include "test-util.h"
 
 #define GEN 7

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <gst/check/gstcheck.h>
 
-#include "connection.h"
+#include "wire/connection.h"
 #include "test-util.h"
 
 static guint fds_before;

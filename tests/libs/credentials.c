@@ -15,8 +15,8 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "credentials.h"
-#include "error.h"
+#include "wire/credentials.h"
+#include "common/error.h"
 
 static guint
 id_at (GArray * ids, guint i)

@@ -17,9 +17,9 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "descriptor.h"
-#include "error.h"
-#include "fdutil.h"
+#include "ring/descriptor.h"
+#include "common/error.h"
+#include "common/fdutil.h"
 #include "test-util.h"
 
 static gboolean

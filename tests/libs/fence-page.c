@@ -22,9 +22,9 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "error.h"
-#include "fence-page.h"
-#include "protocol.h"
+#include "common/error.h"
+#include "ring/fence-page.h"
+#include "wire/protocol.h"
 #include "test-util.h"
 
 static CudaIpcDevice *dev;

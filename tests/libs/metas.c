@@ -18,8 +18,8 @@
 #include <gst/analytics/analytics.h>
 #endif
 
-#include "error.h"
-#include "metas.h"
+#include "common/error.h"
+#include "media/metas.h"
 #include "test-util.h"
 #include "test-wire.h"
 

@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include <gst/check/gstcheck.h>
 
-#include "protocol.h"
-#include "ring.h"
+#include "wire/protocol.h"
+#include "ring/ring.h"
 #include "test-util.h"
 
 /* Payload offsets (after the 16-byte header) used to patch fields. */

@@ -15,11 +15,11 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "block.h"
-#include "descriptor.h"
-#include "error.h"
-#include "fdutil.h"
-#include "ring.h"
+#include "ring/block.h"
+#include "ring/descriptor.h"
+#include "common/error.h"
+#include "common/fdutil.h"
+#include "ring/ring.h"
 #include "test-util.h"
 
 #define GEN 7

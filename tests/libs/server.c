@@ -26,12 +26,12 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
-#include "block.h"
-#include "connection.h"
-#include "descriptor.h"
-#include "error.h"
-#include "fence-page.h"
-#include "server.h"
+#include "ring/block.h"
+#include "wire/connection.h"
+#include "ring/descriptor.h"
+#include "common/error.h"
+#include "ring/fence-page.h"
+#include "producer/server.h"
 #include "test-util.h"
 
 #define CAPS_SMALL "video/x-raw, format=(string)GRAY8, width=(int)64, " \

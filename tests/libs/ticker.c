@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libs suite: the ticker (gst/ticker.h). It calls its function on its own
+ * libs suite: the ticker (gst/common/ticker.h). It calls its function on its own
  * thread, not before the first interval, and never once free() returned.
  * Intervals are not timed here (a loaded machine stretches them); only
  * that calls come and stop.
@@ -11,7 +11,7 @@
 
 #include <gst/check/gstcheck.h>
 
-#include "ticker.h"
+#include "common/ticker.h"
 
 typedef struct
 {

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal to the client (client.h has the contract): its state, shared by
+ *
+ *   client.c           life cycle, waiting, receive() and the background
+ *                      reader, disconnect()
+ *   client-connect.c   connecting and the handshake
+ *   client-messages.c  what each producer message means: the import and
+ *                      caps tables, frames and their release path, events
+ *
+ * client.c and client-connect.c call into client-messages.c, which calls
+ * neither.
+ *
+ * The right to read: the connection, the import and caps tables and the
+ * receive state below are used by one thread at a time, the one holding
+ * the right to read ("reading", under the reader lock): receive()'s caller,
+ * or the background reader while receive() has not been called for
+ * READER_DELAY. connect() runs while nobody reads (no connection);
+ * disconnect() takes the right first.
+ */
+#pragma once
+
+#include "consumer/client.h"
+#include "wire/connection.h"
+#include "ring/fence.h"
+#include "ring/fence-page.h"
+#include "ring/ring.h"
+
+G_BEGIN_DECLS
+
+#include "common/debug.h"
+
+/* What the client and its frames' release callbacks share. The lock
+ * serialises sends on the connection (the receiving thread and releases
+ * from any thread) and guards everything here. */
+typedef struct
+{
+  gint refcount;
+  GMutex lock;
+  CudaIpcConn *conn;            /* NULL while not connected */
+  guint64 serial;               /* grows with every connection */
+  guint32 generation;           /* the current ring's */
+  guint64 held_mask;            /* slots of @generation held by frames */
+  guint held;                   /* frames of this connection not released */
+  guint imports;                /* slots imported on this connection */
+  guint64 received, dropped, released;
+  guint64 discarded;            /* of dropped: frames the producer's drop
+                                 * of this consumer came behind */
+  guint64 driver_calls;         /* made for frames: fence waits, context */
+} Session;
+
+/* What the background reader read and receive() has not handed out yet. */
+typedef struct
+{
+  CudaIpcClientStatus status;
+  CudaIpcClientItem item;
+  GError *error;
+} Pending;
+
+struct _CudaIpcClient
+{
+  int wake_fd;                  /* eventfd: cancel() wakes every wait */
+  gint cancelled;               /* atomic */
+  gint max_held;                /* atomic */
+  gint peer_access;             /* atomic: another GPU may be read */
+  gint peer;                    /* atomic: this connection does */
+  Session *session;
+
+  /* the receiving thread */
+  gchar *path;                  /* of the current connection */
+  CudaIpcConn *conn;            /* the session's, freed under its lock */
+  CudaIpcDevice *dev;
+  /* the CUDA device made before connecting (its context takes long under
+   * contention, and the producer's handshake deadline runs meanwhile),
+   * for device @ready_id; NULL where there is no CUDA, or after a producer
+   * with the host backend (then none is made again) */
+  CudaIpcDevice *ready_dev;
+  gint ready_id;
+  gboolean host_producer;
+  CudaIpcBackend backend;
+  gboolean discont;
+  gboolean have_ring;
+  guint32 generation;
+  guint n_slots;
+  CudaIpcSharedBlock *slots[CUDAIPC_MAX_SLOTS];
+  /* GPU ordering (cuda backend) */
+  gboolean events_failed;       /* an event failed on this client object:
+                                 * later HELLOs leave CUDAIPC_CAP_EVENTS out */
+  gboolean events;              /* this connection waits on events */
+  gboolean fence;               /* this connection reads the fence page */
+  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* with the imports */
+  CudaIpcFencePage *fence_page; /* the current RING's, with the imports */
+  GHashTable *caps;             /* caps id -> CapsEntry */
+  gboolean have_caps_in_use;
+  guint32 caps_in_use;          /* caps id of the last frame handed out */
+  gchar *producer_name;         /* from its HELLO */
+  guint producer_pid;
+  guint64 slot_size;            /* of the current ring */
+
+  /* the background reader: the reader lock guards everything here */
+  GMutex reader_lock;
+  GCond reader_cond;            /* the right to read given back, an item
+                                 * queued, cancel(), quit */
+  gboolean reading;             /* a thread holds the right to read */
+  guint waiting;                /* threads waiting for the right: the
+                                 * background reader leaves it to them */
+  gboolean in_receive;          /* receive() is waiting for an item */
+  gint64 left_at;               /* monotonic: receive() last returned */
+  gboolean reader_asleep;       /* the background reader waits for a change
+                                 * of the above (not for a time): only then
+                                 * does a change need to wake it */
+  gboolean reader_quit;
+  GThread *reader;              /* started by the first receive() */
+  int reader_wake_fd;           /* eventfd: give back the right to read */
+  GQueue pending;               /* Pending*, oldest first */
+};
+
+/* client-messages.c: the session, the caps table */
+Session *cudaipc_session_new (void);
+void cudaipc_session_unref (Session * s);
+GHashTable *cudaipc_client_caps_table_new (void);
+
+/* client-messages.c: with the right to read. */
+/* Reads one message and acts on it. @deadline: -1, the connection is
+ * readable now; 0, wait as long as it takes (cancellable); else a
+ * monotonic time, after which OK with no item. OK with an item of type
+ * NONE: nothing to hand out. As receive() otherwise. */
+CudaIpcClientStatus cudaipc_client_read_one (CudaIpcClient * client,
+    gint64 deadline, CudaIpcClientItem * item, GError ** error);
+/* Closes the connection (BYE @reason, @text unless @text is NULL) and
+ * forgets the ring, the caps and the device. */
+void cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
+    const gchar * text);
+/* Gives @item's frame back at once (any thread), counted as dropped. */
+void cudaipc_client_drop_frame (CudaIpcClient * client,
+    CudaIpcClientItem * item);
+/* Frames of this connection not released: handed out and pending. */
+guint cudaipc_client_held (CudaIpcClient * client);
+
+/* client.c */
+/* Waits until @fd (-1: none) is readable, @deadline (monotonic µs, 0: none)
+ * passes or cancel() is called. Returns 1 (readable), 0 (time-out),
+ * -ECANCELED (cancelled) or a negative errno. */
+gint cudaipc_client_wait_readable (CudaIpcClient * client, int fd,
+    gint64 deadline);
+/* Receives one message, waiting as wait_readable() does; -ETIMEDOUT when
+ * @deadline passes. @msg is always safe to cudaipc_msg_clear(). */
+gint cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
+    CudaIpcMsg * msg, gint64 deadline);
+gint cudaipc_client_send_bye (CudaIpcConn * conn, CudaIpcByeReason reason,
+    const gchar * text);
+
+G_END_DECLS

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The consumer's types (client.h has the contract of the calls): what the
+ * client's files share and its users see, below all of them.
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include "device/device.h"
+#include "buffers/memory.h"
+#include "wire/protocol.h"
+
+G_BEGIN_DECLS
+
+typedef struct _CudaIpcClient CudaIpcClient;
+
+typedef enum
+{
+  CUDAIPC_CLIENT_OK,            /* done; receive(): an item to act on */
+  CUDAIPC_CLIENT_CLOSED,        /* receive(): the connection ended; the
+                                 * item's bye fields say how */
+  CUDAIPC_CLIENT_CANCELLED,     /* cudaipc_client_cancel() */
+  CUDAIPC_CLIENT_ERROR,         /* error set; the connection is closed */
+  CUDAIPC_CLIENT_TIMEOUT,       /* receive_until(): nothing by the deadline;
+                                 * the connection stays */
+} CudaIpcClientStatus;
+
+typedef enum
+{
+  CUDAIPC_CLIENT_ITEM_NONE,
+  CUDAIPC_CLIENT_ITEM_FRAME,
+  CUDAIPC_CLIENT_ITEM_EVENT,
+} CudaIpcClientItemType;
+
+/* A validated frame. Unreffing @memory (directly or in a buffer) releases
+ * the slot; cudaipc_client_item_clear() unrefs what was not taken. */
+typedef struct
+{
+  CudaIpcFrameMsg msg;          /* the FRAME, checked */
+  GstMemory *memory;            /* msg.size bytes of the slot, owned */
+  CudaIpcSharedBlock *block;    /* the slot (borrowed: @memory holds it) */
+  GstCaps *caps;                /* of msg.caps_id: fixed, no features, owned */
+  GstVideoInfo info;            /* from @caps */
+  gboolean discont;             /* first frame of a connection or after a drop */
+  GBytes *meta;                 /* the FRAME's metas (metas.h), unchecked,
+                                 * owned; NULL for none (msg.meta is NULL) */
+} CudaIpcClientFrame;
+
+typedef struct
+{
+  CudaIpcClientItemType type;
+  CudaIpcClientFrame frame;     /* ITEM_FRAME */
+  GstEvent *event;              /* ITEM_EVENT: EOS, SEGMENT (time), TAG or
+                                 * custom downstream; owned */
+  guint64 running_time;         /* ITEM_EVENT: informational */
+  /* CUDAIPC_CLIENT_CLOSED: */
+  gboolean said_bye;            /* FALSE: it closed without BYE, or (with
+                                 * bye_text) this consumer closed it */
+  guint32 bye_reason;           /* CudaIpcByeReason */
+  gchar *bye_text;
+} CudaIpcClientItem;
+
+typedef struct
+{
+  guint64 received;             /* FRAMEs received */
+  guint64 dropped;              /* released at once beyond max-held, or
+                                 * discarded */
+  guint64 discarded;            /* frames released unpushed because the
+                                 * producer had dropped this consumer by
+                                 * the time they were to go out */
+  guint64 released;             /* RELEASEs sent */
+  guint held;                   /* frames of this connection not released */
+  guint32 generation;           /* the producer's current ring */
+  guint imports;                /* slots imported on this connection */
+  guint64 driver_calls;         /* CUDA driver calls made for frames: per
+                                 * frame, a context push, the fence wait
+                                 * and the pop */
+  gboolean peer;                /* the producer is on another GPU, read
+                                 * through peer access */
+} CudaIpcClientStats;
+
+/* What the consumer knows of the connection, for messages. */
+typedef struct
+{
+  const gchar *producer_name;   /* from its HELLO (borrowed, until the next
+                                 * connect() or disconnect()) */
+  guint producer_pid;
+  CudaIpcBackend backend;
+  guint n_slots;                /* the current ring's; 0 before RING */
+  guint64 slot_size;
+  guint32 generation;
+  gboolean events;              /* frames are ordered by interprocess events */
+  gboolean fence;               /* frames are ordered by the fence page */
+  gboolean peer;                /* read through peer access */
+  guint max_held;               /* max-held in effect */
+} CudaIpcClientInfo;
+
+G_END_DECLS

@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The client's life cycle, waiting, receive() and its background reader,
+ * disconnect() (client.h has the contract; client-connect.c connects,
+ * client-messages.c says what each message means).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "consumer/client-private.h"
+#include "common/error.h"
+#include "common/fdutil.h"
+
+#define GST_CAT_DEFAULT cudaipc_client_debug
+
+/* How long receive() may stay away (its caller busy downstream) before the
+ * background reader reads for it: long enough that a pipeline that keeps
+ * up never hands a frame between threads, short enough that a slow one
+ * keeps releasing what it cannot take, and the producer never waits on
+ * it. */
+#define READER_DELAY_US (5 * G_TIME_SPAN_MILLISECOND)
+/* A frame published this long ago (CLOCK_MONOTONIC, which both ends
+ * share) is late: before it is handed out, what is queued behind it is
+ * read, for the producer may have dropped this consumer meanwhile (it was
+ * stopped, say): then neither it nor anything before the BYE goes out. */
+#define LATE_NS (100 * GST_MSECOND)
+/* How long the background reader polls before it looks at its state. */
+#define READER_POLL_MS 100
+/* Most items queued by the background reader (frames are bounded by
+ * max-held; this bounds a flood of events). */
+#define MAX_PENDING 256
+
+/* Life cycle */
+
+CudaIpcClient *
+cudaipc_client_new (GError ** error)
+{
+  CudaIpcClient *client;
+  int fd;
+
+  cudaipc_debug_init ();
+
+  fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) {
+    int e = errno;
+
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Could not create a wake-up eventfd: %s", g_strerror (e));
+    return NULL;
+  }
+
+  client = g_new0 (CudaIpcClient, 1);
+  client->wake_fd = fd;
+  client->reader_wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (client->reader_wake_fd < 0) {
+    int e = errno;
+
+    cudaipc_close_fd (&client->wake_fd);
+    g_free (client);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Could not create a wake-up eventfd: %s", g_strerror (e));
+    return NULL;
+  }
+  client->peer_access = TRUE;
+  client->session = cudaipc_session_new ();
+  client->caps = cudaipc_client_caps_table_new ();
+  g_mutex_init (&client->reader_lock);
+  g_cond_init (&client->reader_cond);
+  g_queue_init (&client->pending);
+  return client;
+}
+
+void
+cudaipc_client_free (CudaIpcClient * client)
+{
+  if (client == NULL)
+    return;
+  cudaipc_client_disconnect (client, CUDAIPC_BYE_NORMAL, NULL);
+  if (client->reader) {
+    g_mutex_lock (&client->reader_lock);
+    client->reader_quit = TRUE;
+    g_cond_broadcast (&client->reader_cond);
+    g_mutex_unlock (&client->reader_lock);
+    g_thread_join (client->reader);
+  }
+  cudaipc_close_fd (&client->reader_wake_fd);
+  cudaipc_close_fd (&client->wake_fd);
+  cudaipc_session_unref (client->session);
+  g_hash_table_unref (client->caps);
+  g_mutex_clear (&client->reader_lock);
+  g_cond_clear (&client->reader_cond);
+  g_free (client->producer_name);
+  g_free (client->path);
+  g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
+  g_free (client);
+}
+
+void
+cudaipc_client_release_device (CudaIpcClient * client)
+{
+  g_return_if_fail (client != NULL);
+  g_clear_pointer (&client->ready_dev, cudaipc_device_unref);
+  client->host_producer = FALSE;
+}
+
+void
+cudaipc_client_cancel (CudaIpcClient * client)
+{
+  guint64 one = 1;
+
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->cancelled, 1);
+  if (write (client->wake_fd, &one, sizeof (one)) < 0)
+    GST_DEBUG ("eventfd write: %s", g_strerror (errno));
+  /* a receive() waiting for the reader to give back its right */
+  g_mutex_lock (&client->reader_lock);
+  g_cond_broadcast (&client->reader_cond);
+  g_mutex_unlock (&client->reader_lock);
+}
+
+void
+cudaipc_client_uncancel (CudaIpcClient * client)
+{
+  guint64 value;
+
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->cancelled, 0);
+  /* non-blocking: reads until empty */
+  while (read (client->wake_fd, &value, sizeof (value)) > 0) {
+  }
+}
+
+void
+cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->max_held, MAX (max_held, CUDAIPC_MAX_HELD_AUTO));
+}
+
+void
+cudaipc_client_set_peer_access (CudaIpcClient * client, gboolean allow)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->peer_access, allow ? 1 : 0);
+}
+
+void
+cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
+{
+  Session *s;
+
+  g_return_if_fail (client != NULL && stats != NULL);
+  s = client->session;
+  g_mutex_lock (&s->lock);
+  stats->received = s->received;
+  stats->dropped = s->dropped;
+  stats->discarded = s->discarded;
+  stats->released = s->released;
+  stats->held = s->held;
+  stats->generation = s->generation;
+  stats->imports = s->imports;
+  stats->driver_calls = s->driver_calls;
+  g_mutex_unlock (&s->lock);
+  stats->peer = g_atomic_int_get (&client->peer) != 0;
+}
+
+void
+cudaipc_client_reset_stats (CudaIpcClient * client)
+{
+  Session *s;
+
+  g_return_if_fail (client != NULL);
+  s = client->session;
+  g_mutex_lock (&s->lock);
+  s->received = s->dropped = s->released = s->discarded = 0;
+  s->driver_calls = 0;
+  g_mutex_unlock (&s->lock);
+}
+
+gboolean
+cudaipc_client_is_connected (CudaIpcClient * client)
+{
+  gboolean connected;
+
+  g_return_val_if_fail (client != NULL, FALSE);
+  g_mutex_lock (&client->reader_lock);
+  connected = client->conn != NULL || !g_queue_is_empty (&client->pending);
+  g_mutex_unlock (&client->reader_lock);
+  return connected;
+}
+
+CudaIpcBackend
+cudaipc_client_get_backend (CudaIpcClient * client)
+{
+  g_return_val_if_fail (client != NULL, CUDAIPC_BACKEND_HOST);
+  return client->backend;
+}
+
+/* The right to read */
+
+static void
+wake_reader (CudaIpcClient * client)
+{
+  guint64 one = 1;
+
+  if (write (client->reader_wake_fd, &one, sizeof (one)) < 0)
+    GST_DEBUG ("eventfd write: %s", g_strerror (errno));
+}
+
+/* With the reader lock: waits until nobody reads (asking the background
+ * reader to give the right back), then takes it. FALSE where cancel()
+ * came first (only when @cancellable). */
+static gboolean
+take_right_locked (CudaIpcClient * client, gboolean cancellable)
+{
+  gboolean ok = TRUE;
+
+  client->waiting++;
+  while (client->reading) {
+    if (cancellable && g_atomic_int_get (&client->cancelled)) {
+      ok = FALSE;
+      break;
+    }
+    wake_reader (client);
+    g_cond_wait (&client->reader_cond, &client->reader_lock);
+  }
+  client->waiting--;
+  if (ok)
+    client->reading = TRUE;
+  return ok;
+}
+
+/* Wakes whoever waits on what changed: a thread waiting for the right,
+ * or the background reader where it may read now. Not for every frame: a
+ * consumer that keeps up returns to receive() long before the reader may
+ * read, and a wake-up each frame cost a context switch each (about half
+ * the consumer's CPU at 50,000 frames/s). */
+static void
+wake_waiters_locked (CudaIpcClient * client)
+{
+  if (client->waiting > 0 || (client->reader_asleep && !client->in_receive))
+    g_cond_broadcast (&client->reader_cond);
+}
+
+static void
+give_right_locked (CudaIpcClient * client)
+{
+  client->reading = FALSE;
+  wake_waiters_locked (client);
+}
+
+/* max-held in effect: the setting, the producer's ring less one for
+ * CUDAIPC_MAX_HELD_AUTO, G_MAXUINT for no limit */
+static guint
+held_limit (CudaIpcClient * client)
+{
+  gint max_held = g_atomic_int_get (&client->max_held);
+
+  if (max_held > 0)
+    return (guint) max_held;
+  if (max_held == 0)
+    return G_MAXUINT;
+  return MAX (client->n_slots - 1, 1);
+}
+
+static void
+pending_free (gpointer data)
+{
+  Pending *p = data;
+
+  cudaipc_client_item_clear (&p->item);
+  g_clear_error (&p->error);
+  g_free (p);
+}
+
+/* With the reader lock, from the background reader: queues what it read.
+ * Over max-held, the oldest frame still queued goes first (the frames
+ * downstream cannot be taken back); with none queued, the new one. */
+static void
+queue_pending_locked (CudaIpcClient * client, CudaIpcClientStatus status,
+    CudaIpcClientItem * item, GError * error)
+{
+  Pending *p;
+
+  if (status == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+      cudaipc_client_held (client) > held_limit (client)) {
+    GList *l;
+
+    for (l = client->pending.head; l; l = l->next) {
+      Pending *old = l->data;
+
+      if (old->status == CUDAIPC_CLIENT_OK &&
+          old->item.type == CUDAIPC_CLIENT_ITEM_FRAME)
+        break;
+    }
+    if (l == NULL) {
+      cudaipc_client_drop_frame (client, item);
+      client->discont = TRUE;
+      return;
+    }
+    cudaipc_client_drop_frame (client, &((Pending *) l->data)->item);
+    pending_free (l->data);
+    g_queue_delete_link (&client->pending, l);
+    /* the frame after a dropped one starts anew */
+    item->frame.discont = TRUE;
+  }
+  p = g_new0 (Pending, 1);
+  p->status = status;
+  p->item = *item;
+  p->error = error;
+  memset (item, 0, sizeof (*item));
+  g_queue_push_tail (&client->pending, p);
+}
+
+/* Whether the background reader may read now; @wait_until: till when to
+ * sleep otherwise (0: until woken). */
+static gboolean
+reader_may_read_locked (CudaIpcClient * client, gint64 * wait_until)
+{
+  Pending *last = g_queue_peek_tail (&client->pending);
+
+  *wait_until = 0;
+  if (client->reading || client->waiting > 0 || client->in_receive ||
+      client->conn == NULL ||
+      g_queue_get_length (&client->pending) >= MAX_PENDING ||
+      (last && last->status != CUDAIPC_CLIENT_OK))
+    return FALSE;
+  if (g_get_monotonic_time () < client->left_at + READER_DELAY_US) {
+    *wait_until = client->left_at + READER_DELAY_US;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The background reader: reads for receive()'s caller while that is busy
+ * downstream, so that frames beyond max-held go back to the producer at
+ * once instead of waiting in the socket (where the producer counts them
+ * held). */
+static gpointer
+reader_thread (gpointer data)
+{
+  CudaIpcClient *client = data;
+
+  g_mutex_lock (&client->reader_lock);
+  while (!client->reader_quit) {
+    struct pollfd pfd[2];
+    CudaIpcClientItem item;
+    CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
+    GError *error = NULL;
+    gint64 wait_until;
+    guint64 value;
+    int n;
+
+    if (!reader_may_read_locked (client, &wait_until)) {
+      if (wait_until > 0) {
+        g_cond_wait_until (&client->reader_cond, &client->reader_lock,
+            wait_until);
+      } else {
+        client->reader_asleep = TRUE;
+        g_cond_wait (&client->reader_cond, &client->reader_lock);
+        client->reader_asleep = FALSE;
+      }
+      continue;
+    }
+    client->reading = TRUE;
+    pfd[0].fd = client->reader_wake_fd;
+    pfd[0].events = POLLIN;
+    pfd[1].fd = cudaipc_conn_get_fd (client->conn);
+    pfd[1].events = POLLIN;
+    g_mutex_unlock (&client->reader_lock);
+
+    memset (&item, 0, sizeof (item));
+    do {
+      n = poll (pfd, 2, READER_POLL_MS);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0 && (pfd[0].revents & POLLIN)) {
+      /* receive() wants the right back */
+      while (read (client->reader_wake_fd, &value, sizeof (value)) > 0) {
+      }
+    } else if (n > 0 && pfd[1].revents) {
+      st = cudaipc_client_read_one (client, -1, &item, &error);
+    }
+
+    g_mutex_lock (&client->reader_lock);
+    if (st != CUDAIPC_CLIENT_OK || item.type != CUDAIPC_CLIENT_ITEM_NONE)
+      queue_pending_locked (client, st, &item, error);
+    give_right_locked (client);
+  }
+  g_mutex_unlock (&client->reader_lock);
+  return NULL;
+}
+
+static gboolean
+is_late (const CudaIpcClientItem * item)
+{
+  gint64 now = g_get_monotonic_time () * 1000;
+
+  return item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+      now - (gint64) item->frame.msg.publish_time > (gint64) LATE_NS;
+}
+
+/* With the right to read: queues every message already waiting in the
+ * socket, in order, until the connection ends. */
+static void
+read_ahead (CudaIpcClient * client)
+{
+  for (;;) {
+    struct pollfd pfd;
+    CudaIpcClientItem next;
+    CudaIpcClientStatus st;
+    GError *error = NULL;
+
+    if (client->conn == NULL)
+      return;
+    pfd.fd = cudaipc_conn_get_fd (client->conn);
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    if (poll (&pfd, 1, 0) != 1)
+      return;
+    st = cudaipc_client_read_one (client, -1, &next, &error);
+    if (st == CUDAIPC_CLIENT_OK && next.type == CUDAIPC_CLIENT_ITEM_NONE)
+      continue;
+    g_mutex_lock (&client->reader_lock);
+    queue_pending_locked (client, st, &next, error);
+    g_mutex_unlock (&client->reader_lock);
+    if (st != CUDAIPC_CLIENT_OK)
+      return;
+  }
+}
+
+/* With the reader lock, for a late @item: reads what is queued behind it;
+ * where the producer's BYE TOO_SLOW is there (it dropped this consumer,
+ * and may reuse the slots of every frame it sent), releases @item and
+ * every frame queued before that BYE, keeps the rest in order and returns
+ * TRUE. A producer that stopped or crashed rewrites nothing: its frames go
+ * out as usual. */
+static gboolean
+discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
+{
+  GList *l, *end = NULL;
+  guint n = 1;
+
+  if (!take_right_locked (client, FALSE))
+    return FALSE;
+  g_mutex_unlock (&client->reader_lock);
+  read_ahead (client);
+  g_mutex_lock (&client->reader_lock);
+  give_right_locked (client);
+
+  for (l = client->pending.head; l && end == NULL; l = l->next) {
+    Pending *p = l->data;
+
+    if (p->status != CUDAIPC_CLIENT_OK) {
+      if (p->status == CUDAIPC_CLIENT_CLOSED && p->item.said_bye &&
+          p->item.bye_reason == CUDAIPC_BYE_TOO_SLOW)
+        end = l;
+      else
+        return FALSE;
+    }
+  }
+  if (end == NULL)
+    return FALSE;
+
+  GST_INFO ("the producer dropped this consumer behind a frame published %"
+      G_GINT64_FORMAT " ms ago: that frame and those queued after it are "
+      "released unpushed", (g_get_monotonic_time () * 1000 -
+          (gint64) item->frame.msg.publish_time) / 1000000);
+  cudaipc_client_drop_frame (client, item);
+  memset (item, 0, sizeof (*item));
+  for (l = client->pending.head; l != end;) {
+    Pending *p = l->data;
+    GList *next = l->next;
+
+    if (p->item.type == CUDAIPC_CLIENT_ITEM_FRAME) {
+      cudaipc_client_drop_frame (client, &p->item);
+      g_queue_delete_link (&client->pending, l);
+      pending_free (p);
+      n++;
+    }
+    l = next;
+  }
+  g_mutex_lock (&client->session->lock);
+  client->session->discarded += n;
+  g_mutex_unlock (&client->session->lock);
+  return TRUE;
+}
+
+/* With the reader lock and in_receive set: the next item, queued or read,
+ * by @deadline (monotonic us; 0: none), else TIMEOUT. */
+static CudaIpcClientStatus
+receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
+    gint64 deadline, GError ** error)
+{
+  CudaIpcClientStatus st = CUDAIPC_CLIENT_ERROR;
+
+  memset (item, 0, sizeof (*item));
+  for (;;) {
+    Pending *p = g_queue_pop_head (&client->pending);
+
+    if (p != NULL) {
+      st = p->status;
+      *item = p->item;
+      memset (&p->item, 0, sizeof (p->item));
+      if (p->error)
+        g_propagate_error (error, g_steal_pointer (&p->error));
+      pending_free (p);
+      break;
+    }
+    if (g_atomic_int_get (&client->cancelled)) {
+      st = CUDAIPC_CLIENT_CANCELLED;
+      break;
+    }
+    if (!take_right_locked (client, TRUE))
+      continue;
+    if (!g_queue_is_empty (&client->pending)) {
+      /* the background reader queued more while we waited for the right:
+       * those go first, in order */
+      give_right_locked (client);
+      continue;
+    }
+    if (client->conn == NULL) {
+      give_right_locked (client);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+          "Not connected to a producer");
+      st = CUDAIPC_CLIENT_ERROR;
+      break;
+    }
+    g_mutex_unlock (&client->reader_lock);
+
+    st = cudaipc_client_read_one (client, deadline, item, error);
+    if (st == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME &&
+        cudaipc_client_held (client) > held_limit (client)) {
+      /* downstream holds max-held frames already: this one goes back */
+      cudaipc_client_drop_frame (client, item);
+      client->discont = TRUE;
+    }
+
+    g_mutex_lock (&client->reader_lock);
+    give_right_locked (client);
+    if (st != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_NONE)
+      break;
+    if (deadline > 0 && g_get_monotonic_time () >= deadline) {
+      st = CUDAIPC_CLIENT_TIMEOUT;
+      break;
+    }
+  }
+  return st;
+}
+
+CudaIpcClientStatus
+cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
+    GError ** error)
+{
+  return cudaipc_client_receive_until (client, item, 0, error);
+}
+
+CudaIpcClientStatus
+cudaipc_client_receive_until (CudaIpcClient * client,
+    CudaIpcClientItem * item, gint64 deadline, GError ** error)
+{
+  CudaIpcClientStatus st;
+
+  g_return_val_if_fail (client != NULL && item != NULL, CUDAIPC_CLIENT_ERROR);
+
+  g_mutex_lock (&client->reader_lock);
+  client->in_receive = TRUE;
+  /* a late frame the producer dropped this consumer behind is not pushed:
+   * the next item goes instead */
+  do {
+    st = receive_locked (client, item, deadline, error);
+  } while (st == CUDAIPC_CLIENT_OK && is_late (item) &&
+      discard_late_locked (client, item));
+  client->in_receive = FALSE;
+  client->left_at = g_get_monotonic_time ();
+  if (client->reader == NULL && st == CUDAIPC_CLIENT_OK)
+    client->reader = g_thread_new ("cudaipc-reader", reader_thread, client);
+  wake_waiters_locked (client);
+  g_mutex_unlock (&client->reader_lock);
+  return st;
+}
+
+void
+cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
+    const gchar * text)
+{
+  g_return_if_fail (client != NULL);
+
+  g_mutex_lock (&client->reader_lock);
+  take_right_locked (client, FALSE);
+  g_mutex_unlock (&client->reader_lock);
+
+  cudaipc_client_close (client, reason, text);
+
+  g_mutex_lock (&client->reader_lock);
+  /* what was read and not handed out: the releases send nothing now */
+  g_queue_clear_full (&client->pending, pending_free);
+  give_right_locked (client);
+  g_mutex_unlock (&client->reader_lock);
+}
+
+gboolean
+cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
+{
+  g_return_val_if_fail (client != NULL && info != NULL, FALSE);
+
+  memset (info, 0, sizeof (*info));
+  /* the reader changes the ring: read it with the right to read */
+  g_mutex_lock (&client->reader_lock);
+  take_right_locked (client, FALSE);
+  g_mutex_unlock (&client->reader_lock);
+  if (client->conn == NULL) {
+    g_mutex_lock (&client->reader_lock);
+    give_right_locked (client);
+    g_mutex_unlock (&client->reader_lock);
+    return FALSE;
+  }
+  info->producer_name = client->producer_name;
+  info->producer_pid = client->producer_pid;
+  info->backend = client->backend;
+  info->n_slots = client->n_slots;
+  info->slot_size = client->slot_size;
+  info->generation = client->generation;
+  info->events = client->events && client->fence_page == NULL;
+  info->fence = client->fence_page != NULL;
+  info->peer = g_atomic_int_get (&client->peer) != 0;
+  info->max_held = held_limit (client);
+  g_mutex_lock (&client->reader_lock);
+  give_right_locked (client);
+  g_mutex_unlock (&client->reader_lock);
+  return TRUE;
+}

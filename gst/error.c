@@ -1,8 +1,0 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later */
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
-
-#include "error.h"
-
-G_DEFINE_QUARK (cudaipc-error-quark, cudaipc_error);

@@ -1,0 +1,1307 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A frame's metas on the wire (metas.h has the contract, docs/protocol.md
+ * the layouts). An entry is a kind (u16), 0 (u16), a payload length (u32)
+ * and the payload; every integer little-endian, every string a length
+ * (u32, the NUL included) and its bytes. Each kind has one encoder, which
+ * writes what it reads off a meta, and one decoder, which reads and checks
+ * all of an entry before it adds anything to the buffer.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/base/gstbytereader.h>
+#include <gst/base/gstbytewriter.h>
+#include <gst/video/video.h>
+#ifdef HAVE_GST_ANALYTICS
+#include <gst/analytics/analytics.h>
+#endif
+
+#include "common/debug.h"
+#include "common/error.h"
+#include "media/media.h"
+#include "media/metas.h"
+
+#define GST_CAT_DEFAULT cudaipc_metas_debug
+
+#define SERIALIZABLE GST_CHECK_VERSION (1, 24, 0)
+
+typedef enum
+{
+  KIND_ROI = 1,
+  KIND_TIMECODE = 2,
+  KIND_CROP = 3,
+  KIND_REFERENCE_TIMESTAMP = 4,
+  KIND_ANALYTICS = 5,
+  KIND_SERIALIZED = 6,
+} Kind;
+
+#define ENTRY_HEADER 8
+
+/* Filters */
+
+struct _CudaIpcMetaFilter
+{
+  gboolean all, none;
+  GPtrArray *names;             /* interned API type names */
+};
+
+CudaIpcMetaFilter *
+cudaipc_meta_filter_new (const gchar * spec, GError ** error)
+{
+  CudaIpcMetaFilter *f = g_new0 (CudaIpcMetaFilter, 1);
+  gchar **names;
+
+  f->names = g_ptr_array_new ();
+  if (spec == NULL || spec[0] == '\0' || g_str_equal (spec, "all")) {
+    f->all = TRUE;
+    return f;
+  }
+  if (g_str_equal (spec, "none")) {
+    f->none = TRUE;
+    return f;
+  }
+  names = g_strsplit (spec, ",", -1);
+  for (guint i = 0; names[i]; i++) {
+    const gchar *name = g_strstrip (names[i]);
+
+    if (name[0] == '\0') {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "\"%s\": an empty meta name (use all, none, or API type names "
+          "such as GstVideoRegionOfInterestMetaAPI, separated by commas)",
+          spec);
+      g_strfreev (names);
+      cudaipc_meta_filter_free (f);
+      return NULL;
+    }
+    g_ptr_array_add (f->names, (gpointer) g_intern_string (name));
+  }
+  g_strfreev (names);
+  return f;
+}
+
+void
+cudaipc_meta_filter_free (CudaIpcMetaFilter * f)
+{
+  if (f == NULL)
+    return;
+  g_ptr_array_unref (f->names);
+  g_free (f);
+}
+
+static gboolean
+filter_allows (const CudaIpcMetaFilter * f, GType api)
+{
+  const gchar *name;
+
+  if (f == NULL || f->all)
+    return TRUE;
+  if (f->none)
+    return FALSE;
+  name = g_intern_string (g_type_name (api));
+  for (guint i = 0; i < f->names->len; i++) {
+    if (g_ptr_array_index (f->names, i) == name)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* Writing */
+
+static gboolean
+put_str (GstByteWriter * w, const gchar * s)
+{
+  gsize len = s ? strlen (s) + 1 : 1;
+
+  if (len > CUDAIPC_MAX_META_STRING)
+    return FALSE;
+  if (!gst_byte_writer_put_uint32_le (w, (guint32) len))
+    return FALSE;
+  /* the function, not the header's inline copy: knowing len <= 4096, the
+   * compiler expands that one into "rep movsq", which takes several times
+   * as long as a call to memcpy for strings of a few bytes (measured:
+   * most of the time an encode took) */
+  return s ? (gst_byte_writer_put_data) (w, (const guint8 *) s, len) :
+      gst_byte_writer_put_uint8 (w, 0);
+}
+
+/* A quark as a string: "" for none. */
+static const gchar *
+quark_str (GQuark q)
+{
+  return q ? g_quark_to_string (q) : "";
+}
+
+/* A structure: in fields of plain types (detectors' confidences, labels,
+ * ids) when it has only those, which is quick to write and to read back;
+ * else as text. */
+typedef enum
+{
+  STRUCT_TEXT = 0,
+  STRUCT_FIELDS = 1,
+} StructForm;
+
+typedef enum
+{
+  FIELD_INT = 1,
+  FIELD_UINT = 2,
+  FIELD_INT64 = 3,
+  FIELD_UINT64 = 4,
+  FIELD_DOUBLE = 5,
+  FIELD_FLOAT = 6,
+  FIELD_BOOLEAN = 7,
+  FIELD_STRING = 8,
+} FieldType;
+
+static FieldType
+field_type_of (const GValue * v)
+{
+  switch (G_VALUE_TYPE (v)) {
+    case G_TYPE_INT:
+      return FIELD_INT;
+    case G_TYPE_UINT:
+      return FIELD_UINT;
+    case G_TYPE_INT64:
+      return FIELD_INT64;
+    case G_TYPE_UINT64:
+      return FIELD_UINT64;
+    case G_TYPE_DOUBLE:
+      return FIELD_DOUBLE;
+    case G_TYPE_FLOAT:
+      return FIELD_FLOAT;
+    case G_TYPE_BOOLEAN:
+      return FIELD_BOOLEAN;
+    case G_TYPE_STRING:
+      return g_value_get_string (v) ? FIELD_STRING : 0;
+    default:
+      return 0;
+  }
+}
+
+/* GStreamer's rule for structure and field names, checked here since
+ * gst_structure_new_empty() only asserts it: a letter, then letters,
+ * digits and "/-_.:+". */
+static gboolean
+valid_name (const gchar * s)
+{
+  if (!g_ascii_isalpha (s[0]))
+    return FALSE;
+  for (const gchar * c = s + 1; *c; c++) {
+    if (!g_ascii_isalnum (*c) && !strchr ("/-_.:+", *c))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+#if !GST_CHECK_VERSION (1, 26, 0)
+/* valid_name() of a quark's string, remembered: a name's validity never
+ * changes, and the encoder asks for the same few names on every frame. A
+ * slot overwritten by another thread only costs a check again. */
+static gboolean
+valid_quark (GQuark q)
+{
+  static gint seen[64];
+  guint i = q % G_N_ELEMENTS (seen);
+
+  if (q != 0 && (GQuark) g_atomic_int_get (&seen[i]) == q)
+    return TRUE;
+  if (q == 0 || !valid_name (g_quark_to_string (q)))
+    return FALSE;
+  g_atomic_int_set (&seen[i], (gint) q);
+  return TRUE;
+}
+#endif
+
+/* Field and structure names: GStreamer 1.26 keeps them as GstIdStr, and
+ * its quark calls make a quark of the string each time (a lock and a hash
+ * lookup), so there they are read as strings. */
+#if GST_CHECK_VERSION (1, 26, 0)
+#define FIELD_ARG const GstIdStr * field
+#define FIELD_STR gst_id_str_as_str (field)
+#define FIELD_VALID valid_name (FIELD_STR)
+#define STRUCTURE_FOREACH gst_structure_foreach_id_str
+#define STRUCTURE_NAME_VALID(st) valid_name (gst_structure_get_name (st))
+#else
+#define FIELD_ARG GQuark field
+#define FIELD_STR g_quark_to_string (field)
+#define FIELD_VALID valid_quark (field)
+#define STRUCTURE_FOREACH gst_structure_foreach
+#define STRUCTURE_NAME_VALID(st) valid_quark (gst_structure_get_name_id (st))
+#endif
+
+/* A field that travels in binary: of a plain type, with a name the reader
+ * takes (GStreamer's parser takes more: those go as text). */
+static gboolean
+is_plain (FIELD_ARG, const GValue * v, gpointer user_data)
+{
+  return field_type_of (v) != 0 && FIELD_VALID;
+}
+
+static gboolean
+plain_fields (const GstStructure * st)
+{
+  return gst_structure_n_fields (st) <= CUDAIPC_MAX_META_ITEMS &&
+      STRUCTURE_NAME_VALID (st) && STRUCTURE_FOREACH (st, is_plain, NULL);
+}
+
+static gboolean
+put_field (FIELD_ARG, const GValue * v, gpointer user_data)
+{
+  GstByteWriter *w = user_data;
+  FieldType t = field_type_of (v);
+
+  if (!is_plain (field, v, NULL) || !put_str (w, FIELD_STR) ||
+      !gst_byte_writer_put_uint8 (w, t))
+    return FALSE;
+  switch (t) {
+    case FIELD_INT:
+      return gst_byte_writer_put_int32_le (w, g_value_get_int (v));
+    case FIELD_UINT:
+      return gst_byte_writer_put_uint32_le (w, g_value_get_uint (v));
+    case FIELD_INT64:
+      return gst_byte_writer_put_int64_le (w, g_value_get_int64 (v));
+    case FIELD_UINT64:
+      return gst_byte_writer_put_uint64_le (w, g_value_get_uint64 (v));
+    case FIELD_DOUBLE:
+      return gst_byte_writer_put_float64_le (w, g_value_get_double (v));
+    case FIELD_FLOAT:
+      return gst_byte_writer_put_float32_le (w, g_value_get_float (v));
+    case FIELD_BOOLEAN:
+      return gst_byte_writer_put_uint8 (w, g_value_get_boolean (v) ? 1 : 0);
+    case FIELD_STRING:
+      return put_str (w, g_value_get_string (v));
+    default:
+      return FALSE;
+  }
+}
+
+static gboolean
+put_structure (GstByteWriter * w, const GstStructure * st)
+{
+  guint at = gst_byte_writer_get_pos (w);
+  gint n = gst_structure_n_fields (st);
+  gchar *text;
+  gboolean ok;
+
+  /* in fields, in one pass: a field of another type (put_field says so)
+   * takes the writer back, and the structure goes as text */
+  if (n <= CUDAIPC_MAX_META_ITEMS && STRUCTURE_NAME_VALID (st) &&
+      gst_byte_writer_put_uint8 (w, STRUCT_FIELDS) &&
+      put_str (w, gst_structure_get_name (st)) &&
+      gst_byte_writer_put_uint32_le (w, n) &&
+      STRUCTURE_FOREACH (st, put_field, w))
+    return TRUE;
+  gst_byte_writer_set_pos (w, at);
+  if (plain_fields (st))
+    /* plain, but no room left */
+    return FALSE;
+  text = gst_structure_to_string (st);
+  ok = gst_byte_writer_put_uint8 (w, STRUCT_TEXT) && put_str (w, text);
+  g_free (text);
+  return ok;
+}
+
+static gboolean
+encode_roi (GstMeta * meta, GstByteWriter * w)
+{
+  GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
+  guint n = g_list_length (roi->params);
+
+  if (n > CUDAIPC_MAX_META_ITEMS || !put_str (w, quark_str (roi->roi_type)) ||
+      !gst_byte_writer_put_int32_le (w, roi->id) ||
+      !gst_byte_writer_put_int32_le (w, roi->parent_id) ||
+      !gst_byte_writer_put_uint32_le (w, roi->x) ||
+      !gst_byte_writer_put_uint32_le (w, roi->y) ||
+      !gst_byte_writer_put_uint32_le (w, roi->w) ||
+      !gst_byte_writer_put_uint32_le (w, roi->h) ||
+      !gst_byte_writer_put_uint32_le (w, n))
+    return FALSE;
+  for (GList * l = roi->params; l; l = l->next) {
+    if (!put_structure (w, l->data))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+encode_timecode (GstMeta * meta, GstByteWriter * w)
+{
+  const GstVideoTimeCode *tc = &((GstVideoTimeCodeMeta *) meta)->tc;
+  gchar *jam = tc->config.latest_daily_jam ?
+      g_date_time_format_iso8601 (tc->config.latest_daily_jam) : NULL;
+  gboolean ok;
+
+  ok = gst_byte_writer_put_uint32_le (w, tc->config.fps_n) &&
+      gst_byte_writer_put_uint32_le (w, tc->config.fps_d) &&
+      gst_byte_writer_put_uint32_le (w, tc->config.flags) &&
+      gst_byte_writer_put_uint32_le (w, tc->hours) &&
+      gst_byte_writer_put_uint32_le (w, tc->minutes) &&
+      gst_byte_writer_put_uint32_le (w, tc->seconds) &&
+      gst_byte_writer_put_uint32_le (w, tc->frames) &&
+      gst_byte_writer_put_uint32_le (w, tc->field_count) &&
+      put_str (w, jam ? jam : "");
+  g_free (jam);
+  return ok;
+}
+
+static gboolean
+encode_crop (GstMeta * meta, GstByteWriter * w)
+{
+  GstVideoCropMeta *crop = (GstVideoCropMeta *) meta;
+
+  return gst_byte_writer_put_uint32_le (w, crop->x) &&
+      gst_byte_writer_put_uint32_le (w, crop->y) &&
+      gst_byte_writer_put_uint32_le (w, crop->width) &&
+      gst_byte_writer_put_uint32_le (w, crop->height);
+}
+
+static gboolean
+encode_reference_timestamp (GstMeta * meta, GstByteWriter * w)
+{
+  GstReferenceTimestampMeta *ref = (GstReferenceTimestampMeta *) meta;
+  gchar *caps = ref->reference ? gst_caps_to_string (ref->reference) : NULL;
+  gboolean ok;
+
+  ok = caps != NULL && put_str (w, caps) &&
+      gst_byte_writer_put_uint64_le (w, ref->timestamp) &&
+      gst_byte_writer_put_uint64_le (w, ref->duration);
+  g_free (caps);
+  return ok;
+}
+
+#ifdef HAVE_GST_ANALYTICS
+typedef enum
+{
+  MTD_OD = 1,
+  MTD_CLS = 2,
+  MTD_TRACKING = 3,
+} MtdKind;
+
+static gboolean
+encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
+{
+  gint x = 0, y = 0, width = 0, height = 0;
+  gfloat conf = 0, r = 0;
+
+#if GST_CHECK_VERSION (1, 26, 0)
+  if (!gst_analytics_od_mtd_get_oriented_location (mtd, &x, &y, &width,
+          &height, &r, &conf))
+    return FALSE;
+#else
+  if (!gst_analytics_od_mtd_get_location (mtd, &x, &y, &width, &height,
+          &conf))
+    return FALSE;
+#endif
+  return put_str (w, quark_str (gst_analytics_od_mtd_get_obj_type (mtd))) &&
+      gst_byte_writer_put_int32_le (w, x) &&
+      gst_byte_writer_put_int32_le (w, y) &&
+      gst_byte_writer_put_int32_le (w, width) &&
+      gst_byte_writer_put_int32_le (w, height) &&
+      gst_byte_writer_put_float32_le (w, conf) &&
+      gst_byte_writer_put_float32_le (w, r);
+}
+
+static gboolean
+encode_cls (GstAnalyticsMtd * mtd, GstByteWriter * w)
+{
+  gsize n = gst_analytics_cls_mtd_get_length (mtd);
+
+  if (n > CUDAIPC_MAX_META_ITEMS ||
+      !gst_byte_writer_put_uint32_le (w, (guint32) n))
+    return FALSE;
+  for (gsize i = 0; i < n; i++) {
+    if (!put_str (w, quark_str (gst_analytics_cls_mtd_get_quark (mtd, i))) ||
+        !gst_byte_writer_put_float32_le (w,
+            gst_analytics_cls_mtd_get_level (mtd, i)))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+encode_tracking (GstAnalyticsMtd * mtd, GstByteWriter * w)
+{
+  guint64 id = 0;
+  GstClockTime first = 0, last = 0;
+  gboolean lost = FALSE;
+
+  return gst_analytics_tracking_mtd_get_info (mtd, &id, &first, &last,
+      &lost) && gst_byte_writer_put_uint64_le (w, id) &&
+      gst_byte_writer_put_uint64_le (w, first) &&
+      gst_byte_writer_put_uint64_le (w, last) &&
+      gst_byte_writer_put_uint32_le (w, lost ? 1 : 0);
+}
+
+/* The entries this library carries, then the relations between them. */
+static gboolean
+encode_analytics (GstMeta * meta, GstByteWriter * w)
+{
+  GstAnalyticsRelationMeta *rm = (GstAnalyticsRelationMeta *) meta;
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  gpointer state = NULL;
+  GstAnalyticsMtd mtd;
+  guint n_pos, n_rel = 0, rel_pos;
+  gboolean ok = TRUE;
+
+  n_pos = gst_byte_writer_get_pos (w);
+  ok = gst_byte_writer_put_uint32_le (w, 0);
+  while (ok && gst_analytics_relation_meta_iterate (rm, &state,
+          GST_ANALYTICS_MTD_TYPE_ANY, &mtd)) {
+    GstAnalyticsMtdType type = gst_analytics_mtd_get_mtd_type (&mtd);
+    MtdKind kind;
+
+    if (type == gst_analytics_od_mtd_get_mtd_type ())
+      kind = MTD_OD;
+    else if (type == gst_analytics_cls_mtd_get_mtd_type ())
+      kind = MTD_CLS;
+    else if (type == gst_analytics_tracking_mtd_get_mtd_type ())
+      kind = MTD_TRACKING;
+    else {
+      GST_LOG ("analytics entry %u of type %s is not carried", mtd.id,
+          gst_analytics_mtd_type_get_name (type));
+      continue;
+    }
+    if (ids->len >= CUDAIPC_MAX_META_ITEMS) {
+      ok = FALSE;
+      break;
+    }
+    ok = gst_byte_writer_put_uint32_le (w, mtd.id) &&
+        gst_byte_writer_put_uint16_le (w, kind) &&
+        gst_byte_writer_put_uint16_le (w, 0) &&
+        (kind == MTD_OD ? encode_od (&mtd, w) : kind == MTD_CLS ?
+        encode_cls (&mtd, w) : encode_tracking (&mtd, w));
+    g_array_append_val (ids, mtd.id);
+  }
+  rel_pos = gst_byte_writer_get_pos (w);
+  ok = ok && gst_byte_writer_put_uint32_le (w, 0);
+  for (guint i = 0; ok && i < ids->len; i++) {
+    for (guint j = 0; ok && j < ids->len; j++) {
+      guint a = g_array_index (ids, guint, i), b = g_array_index (ids, guint,
+          j);
+      GstAnalyticsRelTypes rel;
+
+      if (a == b)
+        continue;
+      rel = gst_analytics_relation_meta_get_relation (rm, a, b);
+      if (rel == GST_ANALYTICS_REL_TYPE_NONE)
+        continue;
+      ok = ++n_rel <= CUDAIPC_MAX_META_RELATIONS &&
+          gst_byte_writer_put_uint32_le (w, a) &&
+          gst_byte_writer_put_uint32_le (w, b) &&
+          gst_byte_writer_put_uint32_le (w, (guint32) rel);
+    }
+  }
+  if (ok) {
+    guint end = gst_byte_writer_get_pos (w);
+
+    gst_byte_writer_set_pos (w, n_pos);
+    gst_byte_writer_put_uint32_le (w, ids->len);
+    gst_byte_writer_set_pos (w, rel_pos);
+    gst_byte_writer_put_uint32_le (w, n_rel);
+    gst_byte_writer_set_pos (w, end);
+  }
+  g_array_unref (ids);
+  return ok;
+}
+#endif
+
+#if SERIALIZABLE
+static gboolean
+encode_serialized (GstMeta * meta, GstByteWriter * w)
+{
+  GByteArray *data = g_byte_array_new ();
+  gboolean ok;
+
+  ok = gst_meta_serialize_simple (meta, data) && data->len > 0 &&
+      gst_byte_writer_put_data (w, data->data, data->len);
+  g_byte_array_unref (data);
+  return ok;
+}
+#endif
+
+/* The kind of entry @meta travels as, 0 for none. */
+static Kind
+kind_of (GstMeta * meta)
+{
+  GType api = meta->info->api;
+
+  if (api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
+    return KIND_ROI;
+  if (api == GST_VIDEO_TIME_CODE_META_API_TYPE)
+    return KIND_TIMECODE;
+  if (api == GST_VIDEO_CROP_META_API_TYPE)
+    return KIND_CROP;
+  if (api == GST_REFERENCE_TIMESTAMP_META_API_TYPE)
+    return KIND_REFERENCE_TIMESTAMP;
+#ifdef HAVE_GST_ANALYTICS
+  if (api == GST_ANALYTICS_RELATION_META_API_TYPE)
+    return KIND_ANALYTICS;
+#endif
+  /* the frame's layout travels in FRAME itself */
+  if (api == GST_VIDEO_META_API_TYPE)
+    return 0;
+#if SERIALIZABLE
+  if (meta->info->serialize_func != NULL)
+    return KIND_SERIALIZED;
+#endif
+  return 0;
+}
+
+static gboolean
+encode_one (Kind kind, GstMeta * meta, GstByteWriter * w)
+{
+  switch (kind) {
+    case KIND_ROI:
+      return encode_roi (meta, w);
+    case KIND_TIMECODE:
+      return encode_timecode (meta, w);
+    case KIND_CROP:
+      return encode_crop (meta, w);
+    case KIND_REFERENCE_TIMESTAMP:
+      return encode_reference_timestamp (meta, w);
+#ifdef HAVE_GST_ANALYTICS
+    case KIND_ANALYTICS:
+      return encode_analytics (meta, w);
+#endif
+#if SERIALIZABLE
+    case KIND_SERIALIZED:
+      return encode_serialized (meta, w);
+#endif
+    default:
+      return FALSE;
+  }
+}
+
+void
+cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
+    GByteArray * blob, CudaIpcMetaCounts * counts)
+{
+  gpointer state = NULL;
+  GstByteWriter w;
+  GstMeta *meta;
+  guint n = 0, start;
+
+  g_return_if_fail (GST_IS_BUFFER (buf));
+  g_return_if_fail (blob != NULL && counts != NULL);
+
+  if (filter && filter->none)
+    return;
+  /* written in place after what @blob holds, up to the most a frame
+   * carries: the writer never grows it */
+  start = blob->len;
+  if (start >= CUDAIPC_MAX_META_BYTES)
+    return;
+  g_byte_array_set_size (blob, CUDAIPC_MAX_META_BYTES);
+  gst_byte_writer_init_with_data (&w, blob->data, CUDAIPC_MAX_META_BYTES,
+      FALSE);
+  gst_byte_writer_set_pos (&w, start);
+  while ((meta = gst_buffer_iterate_meta (buf, &state)) != NULL) {
+    Kind kind = kind_of (meta);
+    guint at = gst_byte_writer_get_pos (&w);
+    gboolean ok;
+
+    if (!filter_allows (filter, meta->info->api))
+      continue;
+    if (kind == 0) {
+      if (meta->info->api != GST_VIDEO_META_API_TYPE)
+        counts->skipped++;
+      continue;
+    }
+    if (n >= CUDAIPC_MAX_METAS) {
+      counts->dropped++;
+      continue;
+    }
+    ok = gst_byte_writer_put_uint16_le (&w, kind) &&
+        gst_byte_writer_put_uint16_le (&w, 0) &&
+        gst_byte_writer_put_uint32_le (&w, 0) && encode_one (kind, meta, &w);
+    if (!ok) {
+      /* too large for what is left, over a limit, or not serializable:
+       * left out, and the writer back where the entry began */
+      GST_DEBUG ("%s left out: over a limit, the frame's metadata would be "
+          "too large, or it did not serialize",
+          g_type_name (meta->info->api));
+      counts->dropped++;
+      gst_byte_writer_set_pos (&w, at);
+      continue;
+    }
+    GST_WRITE_UINT32_LE (blob->data + at + 4,
+        gst_byte_writer_get_pos (&w) - at - ENTRY_HEADER);
+    counts->carried++;
+    n++;
+  }
+  g_byte_array_set_size (blob, gst_byte_writer_get_pos (&w));
+}
+
+/* Reading */
+
+static gboolean
+bad (GError ** error, const gchar * what)
+{
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "%s", what);
+  return FALSE;
+}
+
+/* Names from a producer become GQuarks, which live for the whole
+ * process: only so many new ones. */
+static gint names_made;
+
+/* The names one blob repeats (a region type, parameter and field names)
+ * looked up once: each lookup takes GLib's quark lock. */
+#define NAME_CACHE 8
+
+typedef struct
+{
+  const gchar *str[NAME_CACHE];
+  GQuark quark[NAME_CACHE];
+  gboolean valid[NAME_CACHE];   /* checked against GStreamer's name rule */
+  guint next;
+} NameCache;
+
+/* @s as a quark; with @name (what it is, for the error), a structure or
+ * field name, which must keep GStreamer's rule: checked once a blob, as
+ * the quark is looked up once. */
+static gboolean
+peer_quark_full (NameCache * cache, const gchar * s, const gchar * name,
+    GQuark * out, GError ** error)
+{
+  guint i;
+
+  if (s[0] == '\0') {
+    if (name)
+      return bad (error, name);
+    *out = 0;
+    return TRUE;
+  }
+  /* the cache's strings point into the blob being decoded (reset at
+   * each decode) */
+  for (i = 0; i < NAME_CACHE && cache->str[i]; i++) {
+    if (cache->str[i][0] == s[0] && strcmp (cache->str[i], s) == 0)
+      break;
+  }
+  if (i < NAME_CACHE && cache->str[i]) {
+    if (name && !cache->valid[i]) {
+      if (!valid_name (s))
+        return bad (error, name);
+      cache->valid[i] = TRUE;
+    }
+    *out = cache->quark[i];
+    return TRUE;
+  }
+  if (name && !valid_name (s))
+    return bad (error, name);
+  *out = g_quark_try_string (s);
+  if (*out == 0) {
+    if (g_atomic_int_add (&names_made, 1) >= CUDAIPC_MAX_META_NAMES) {
+      g_atomic_int_add (&names_made, -1);
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+          "more than %d names this process did not know came in metas",
+          CUDAIPC_MAX_META_NAMES);
+      return FALSE;
+    }
+    *out = g_quark_from_string (s);
+  }
+  i = cache->next;
+  cache->str[i] = s;
+  cache->quark[i] = *out;
+  cache->valid[i] = name != NULL;
+  cache->next = (i + 1) % NAME_CACHE;
+  return TRUE;
+}
+
+#define peer_quark(cache, s, out, error) \
+    peer_quark_full (cache, s, NULL, out, error)
+
+/* A string of the entry: it points into the blob. */
+static gboolean
+get_str (GstByteReader * r, const gchar ** out, GError ** error)
+{
+  const guint8 *data;
+  guint32 len;
+
+  if (!gst_byte_reader_get_uint32_le (r, &len) || len == 0)
+    return bad (error, "a string is truncated or has no length");
+  if (len > CUDAIPC_MAX_META_STRING) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "a string of %u bytes, more than %d", len, CUDAIPC_MAX_META_STRING);
+    return FALSE;
+  }
+  if (!gst_byte_reader_get_data (r, len, &data) || data[len - 1] != '\0' ||
+      memchr (data, '\0', len - 1) != NULL)
+    return bad (error, "a string is truncated or not one string");
+  *out = (const gchar *) data;
+  return TRUE;
+}
+
+/* Nothing of the entry may be left once a meta is read. */
+static gboolean
+at_end (GstByteReader * r, GError ** error)
+{
+  if (gst_byte_reader_get_remaining (r) != 0)
+    return bad (error, "a meta entry has bytes left over");
+  return TRUE;
+}
+
+static gboolean
+get_count (GstByteReader * r, guint limit, guint32 * n, GError ** error)
+{
+  if (!gst_byte_reader_get_uint32_le (r, n))
+    return bad (error, "a count is truncated");
+  if (*n > limit) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "%u items, more than %u", *n, limit);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A structure string, bounded like an event's before it is parsed. */
+static GstStructure *
+parse_structure (const gchar * s, GError ** error)
+{
+  GstStructure *st;
+
+  if (!cudaipc_media_check_nesting (s, CUDAIPC_MAX_EVENT_NESTING, error))
+    return NULL;
+  st = gst_structure_from_string (s, NULL);
+  if (st == NULL)
+    bad (error, "a structure does not parse");
+  return st;
+}
+
+static gboolean
+get_field (GstByteReader * r, NameCache * names, GstStructure * st,
+    GError ** error)
+{
+  const gchar *name, *s;
+  GQuark field;
+  GValue v = G_VALUE_INIT;
+  guint8 t, b;
+  gint32 i32;
+  guint32 u32;
+  gint64 i64;
+  guint64 u64;
+  gdouble d;
+  gfloat f;
+  gboolean ok = TRUE;
+
+  if (!get_str (r, &name, error) || !peer_quark_full (names, name,
+          "a field name is not one", &field, error))
+    return FALSE;
+  if (!gst_byte_reader_get_uint8 (r, &t))
+    return bad (error, "a field is truncated");
+  switch (t) {
+    case FIELD_INT:
+      if ((ok = gst_byte_reader_get_int32_le (r, &i32)))
+        g_value_set_int (g_value_init (&v, G_TYPE_INT), i32);
+      break;
+    case FIELD_UINT:
+      if ((ok = gst_byte_reader_get_uint32_le (r, &u32)))
+        g_value_set_uint (g_value_init (&v, G_TYPE_UINT), u32);
+      break;
+    case FIELD_INT64:
+      if ((ok = gst_byte_reader_get_int64_le (r, &i64)))
+        g_value_set_int64 (g_value_init (&v, G_TYPE_INT64), i64);
+      break;
+    case FIELD_UINT64:
+      if ((ok = gst_byte_reader_get_uint64_le (r, &u64)))
+        g_value_set_uint64 (g_value_init (&v, G_TYPE_UINT64), u64);
+      break;
+    case FIELD_DOUBLE:
+      if ((ok = gst_byte_reader_get_float64_le (r, &d)))
+        g_value_set_double (g_value_init (&v, G_TYPE_DOUBLE), d);
+      break;
+    case FIELD_FLOAT:
+      if ((ok = gst_byte_reader_get_float32_le (r, &f)))
+        g_value_set_float (g_value_init (&v, G_TYPE_FLOAT), f);
+      break;
+    case FIELD_BOOLEAN:
+      if ((ok = gst_byte_reader_get_uint8 (r, &b) && b <= 1))
+        g_value_set_boolean (g_value_init (&v, G_TYPE_BOOLEAN), b);
+      break;
+    case FIELD_STRING:
+      if (!get_str (r, &s, error))
+        return FALSE;
+      g_value_set_string (g_value_init (&v, G_TYPE_STRING), s);
+      break;
+    default:
+      return bad (error, "a field of an unknown type");
+  }
+  if (!ok)
+    return bad (error, "a field is truncated or not valid");
+  gst_structure_id_take_value (st, field, &v);
+  return TRUE;
+}
+
+/* A structure as put_structure() wrote it. */
+static GstStructure *
+get_structure (GstByteReader * r, NameCache * names, GError ** error)
+{
+  GstStructure *st;
+  const gchar *s;
+  GQuark name;
+  guint32 n;
+  guint8 form;
+
+  if (!gst_byte_reader_get_uint8 (r, &form)) {
+    bad (error, "a structure is truncated");
+    return NULL;
+  }
+  if (form == STRUCT_TEXT)
+    return get_str (r, &s, error) ? parse_structure (s, error) : NULL;
+  if (form != STRUCT_FIELDS) {
+    bad (error, "a structure of an unknown form");
+    return NULL;
+  }
+  if (!get_str (r, &s, error) ||
+      !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+    return NULL;
+  if (!peer_quark_full (names, s, "a structure name is not one", &name, error))
+    return NULL;
+  st = gst_structure_new_id_empty (name);
+  for (guint i = 0; i < n; i++) {
+    if (!get_field (r, names, st, error)) {
+      gst_structure_free (st);
+      return NULL;
+    }
+  }
+  return st;
+}
+
+static gboolean
+decode_roi (GstByteReader * r, NameCache * names, GstBuffer * buf,
+    GError ** error)
+{
+  /* all of a region's parameters are read before its meta is made; most
+   * have one or two */
+  GstStructure *few[8], **params = few;
+  const gchar *type;
+  gint32 id, parent;
+  guint32 x, y, w, h, n, got = 0;
+  GQuark q;
+  GstVideoRegionOfInterestMeta *roi;
+
+  if (!get_str (r, &type, error) ||
+      !gst_byte_reader_get_int32_le (r, &id) ||
+      !gst_byte_reader_get_int32_le (r, &parent) ||
+      !gst_byte_reader_get_uint32_le (r, &x) ||
+      !gst_byte_reader_get_uint32_le (r, &y) ||
+      !gst_byte_reader_get_uint32_le (r, &w) ||
+      !gst_byte_reader_get_uint32_le (r, &h) ||
+      !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+    goto fail;
+  if (n > G_N_ELEMENTS (few))
+    params = g_new (GstStructure *, n);
+  for (; got < n; got++) {
+    params[got] = get_structure (r, names, error);
+    if (params[got] == NULL)
+      goto fail;
+  }
+  if (!at_end (r, error) || !peer_quark (names, type, &q, error))
+    goto fail;
+
+  roi = gst_buffer_add_video_region_of_interest_meta_id (buf, q, x, y, w, h);
+  roi->id = id;
+  roi->parent_id = parent;
+  /* the meta takes them */
+  for (guint i = 0; i < n; i++)
+    gst_video_region_of_interest_meta_add_param (roi, params[i]);
+  if (params != few)
+    g_free (params);
+  return TRUE;
+
+fail:
+  if (error && *error == NULL)
+    bad (error, "a region of interest is truncated");
+  for (guint i = 0; i < got; i++)
+    gst_structure_free (params[i]);
+  if (params != few)
+    g_free (params);
+  return FALSE;
+}
+
+static gboolean
+decode_timecode (GstByteReader * r, GstBuffer * buf, GError ** error)
+{
+  guint32 v[8];
+  const gchar *jam_str;
+  GDateTime *jam = NULL;
+  GstVideoTimeCode tc;
+  gboolean ok;
+
+  for (guint i = 0; i < G_N_ELEMENTS (v); i++) {
+    if (!gst_byte_reader_get_uint32_le (r, &v[i]))
+      return bad (error, "a time code is truncated");
+  }
+  if (!get_str (r, &jam_str, error) || !at_end (r, error))
+    return FALSE;
+  if (jam_str[0] && !(jam = g_date_time_new_from_iso8601 (jam_str, NULL)))
+    return bad (error, "a time code's daily jam is not an ISO 8601 time");
+  gst_video_time_code_init (&tc, v[0], v[1], jam, (GstVideoTimeCodeFlags)
+      v[2], v[3], v[4], v[5], v[6], v[7]);
+  ok = gst_video_time_code_is_valid (&tc);
+  if (ok)
+    gst_buffer_add_video_time_code_meta (buf, &tc);
+  else
+    bad (error, "a time code is not valid");
+  gst_video_time_code_clear (&tc);
+  if (jam)
+    g_date_time_unref (jam);
+  return ok;
+}
+
+static gboolean
+decode_crop (GstByteReader * r, GstBuffer * buf, GError ** error)
+{
+  guint32 x, y, w, h;
+  GstVideoCropMeta *crop;
+
+  if (!gst_byte_reader_get_uint32_le (r, &x) ||
+      !gst_byte_reader_get_uint32_le (r, &y) ||
+      !gst_byte_reader_get_uint32_le (r, &w) ||
+      !gst_byte_reader_get_uint32_le (r, &h))
+    return bad (error, "a crop is truncated");
+  if (!at_end (r, error))
+    return FALSE;
+  crop = gst_buffer_add_video_crop_meta (buf);
+  crop->x = x;
+  crop->y = y;
+  crop->width = w;
+  crop->height = h;
+  return TRUE;
+}
+
+static gboolean
+decode_reference_timestamp (GstByteReader * r, GstBuffer * buf,
+    GError ** error)
+{
+  const gchar *str;
+  guint64 ts, duration;
+  GstCaps *caps;
+
+  if (!get_str (r, &str, error))
+    return FALSE;
+  if (!gst_byte_reader_get_uint64_le (r, &ts) ||
+      !gst_byte_reader_get_uint64_le (r, &duration))
+    return bad (error, "a reference timestamp is truncated");
+  if (!at_end (r, error) ||
+      !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error))
+    return FALSE;
+  caps = gst_caps_from_string (str);
+  if (caps == NULL)
+    return bad (error, "a reference timestamp's caps do not parse");
+  gst_buffer_add_reference_timestamp_meta (buf, caps, ts, duration);
+  gst_caps_unref (caps);
+  return TRUE;
+}
+
+#ifdef HAVE_GST_ANALYTICS
+/* An analytics entry as read, before anything is added. */
+typedef struct
+{
+  guint32 id;
+  guint16 kind;
+  GQuark type;                  /* OD */
+  gint32 x, y, w, h;
+  gfloat conf, r;
+  guint32 n;                    /* CLS */
+  GQuark quarks[CUDAIPC_MAX_META_ITEMS];
+  gfloat levels[CUDAIPC_MAX_META_ITEMS];
+  guint64 track_id, first, last;        /* TRACKING */
+  guint32 lost;
+} Mtd;
+
+static gboolean
+read_mtd (GstByteReader * r, NameCache * names, Mtd * m, GError ** error)
+{
+  const gchar *s;
+
+  if (!gst_byte_reader_get_uint32_le (r, &m->id) ||
+      !gst_byte_reader_get_uint16_le (r, &m->kind) ||
+      !gst_byte_reader_skip (r, 2))
+    return bad (error, "an analytics entry is truncated");
+  switch (m->kind) {
+    case MTD_OD:
+      if (!get_str (r, &s, error) || !peer_quark (names, s, &m->type, error))
+        return FALSE;
+      if (!gst_byte_reader_get_int32_le (r, &m->x) ||
+          !gst_byte_reader_get_int32_le (r, &m->y) ||
+          !gst_byte_reader_get_int32_le (r, &m->w) ||
+          !gst_byte_reader_get_int32_le (r, &m->h) ||
+          !gst_byte_reader_get_float32_le (r, &m->conf) ||
+          !gst_byte_reader_get_float32_le (r, &m->r))
+        return bad (error, "an object detection is truncated");
+      return TRUE;
+    case MTD_CLS:
+      if (!get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
+        return FALSE;
+      for (guint i = 0; i < m->n; i++) {
+        if (!get_str (r, &s, error) || !peer_quark (names, s, &m->quarks[i],
+                error))
+          return FALSE;
+        if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
+          return bad (error, "a classification is truncated");
+      }
+      return TRUE;
+    case MTD_TRACKING:
+      if (!gst_byte_reader_get_uint64_le (r, &m->track_id) ||
+          !gst_byte_reader_get_uint64_le (r, &m->first) ||
+          !gst_byte_reader_get_uint64_le (r, &m->last) ||
+          !gst_byte_reader_get_uint32_le (r, &m->lost) || m->lost > 1)
+        return bad (error, "a tracking entry is truncated or not valid");
+      return TRUE;
+    default:
+      return bad (error, "an analytics entry of an unknown kind");
+  }
+}
+
+static gboolean
+add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
+{
+  GstAnalyticsMtd out;
+  gboolean ok;
+
+  switch (m->kind) {
+    case MTD_OD:
+#if GST_CHECK_VERSION (1, 26, 0)
+      ok = gst_analytics_relation_meta_add_oriented_od_mtd (rm, m->type, m->x,
+          m->y, m->w, m->h, m->r, m->conf, &out);
+#else
+      ok = gst_analytics_relation_meta_add_od_mtd (rm, m->type, m->x, m->y,
+          m->w, m->h, m->conf, &out);
+#endif
+      break;
+    case MTD_CLS:
+      ok = gst_analytics_relation_meta_add_cls_mtd (rm, m->n,
+          (gfloat *) m->levels, (GQuark *) m->quarks, &out);
+      break;
+    default:
+      ok = gst_analytics_relation_meta_add_tracking_mtd (rm, m->track_id,
+          m->first, &out);
+      if (ok)
+        ok = gst_analytics_tracking_mtd_update_last_seen (&out, m->last);
+      if (ok && m->lost)
+        ok = gst_analytics_tracking_mtd_set_lost (&out);
+      break;
+  }
+  *id = out.id;
+  return ok;
+}
+
+#define REL_TYPES_KNOWN (GST_ANALYTICS_REL_TYPE_IS_PART_OF | \
+    GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
+
+static gboolean
+decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
+    GError ** error)
+{
+  GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
+  GArray *rels = g_array_new (FALSE, FALSE, sizeof (guint32) * 3);
+  GHashTable *ids = g_hash_table_new (NULL, NULL);
+  GstAnalyticsRelationMeta *rm;
+  guint32 n, n_rel;
+  gboolean ok = FALSE;
+
+  if (!get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+    goto out;
+  g_array_set_size (mtds, n);
+  for (guint i = 0; i < n; i++) {
+    Mtd *m = &g_array_index (mtds, Mtd, i);
+
+    if (!read_mtd (r, names, m, error))
+      goto out;
+    if (g_hash_table_contains (ids, GUINT_TO_POINTER (m->id))) {
+      bad (error, "two analytics entries of one id");
+      goto out;
+    }
+    g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), NULL);
+  }
+  if (!get_count (r, CUDAIPC_MAX_META_RELATIONS, &n_rel, error))
+    goto out;
+  for (guint i = 0; i < n_rel; i++) {
+    guint32 rel[3];
+
+    if (!gst_byte_reader_get_uint32_le (r, &rel[0]) ||
+        !gst_byte_reader_get_uint32_le (r, &rel[1]) ||
+        !gst_byte_reader_get_uint32_le (r, &rel[2])) {
+      bad (error, "a relation is truncated");
+      goto out;
+    }
+#if GST_CHECK_VERSION (1, 26, 0)
+    if (rel[2] & ~(REL_TYPES_KNOWN | GST_ANALYTICS_REL_TYPE_N_TO_N)
+#else
+    if (rel[2] & ~REL_TYPES_KNOWN
+#endif
+        || rel[2] == 0 || rel[0] == rel[1] ||
+        !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[0])) ||
+        !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[1]))) {
+      bad (error, "a relation of an unknown type or entry");
+      goto out;
+    }
+    g_array_append_val (rels, rel);
+  }
+  if (!at_end (r, error))
+    goto out;
+
+  /* all of it read: now the meta, each entry under its new id */
+  rm = gst_buffer_add_analytics_relation_meta (buf);
+  for (guint i = 0; i < n; i++) {
+    const Mtd *m = &g_array_index (mtds, Mtd, i);
+    guint id;
+
+    if (!add_mtd (rm, m, &id)) {
+      bad (error, "an analytics entry was refused");
+      goto out;
+    }
+    g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), GUINT_TO_POINTER (id));
+  }
+  for (guint i = 0; i < rels->len; i++) {
+    const guint32 *rel = (const guint32 *) (rels->data + i * sizeof (guint32)
+        * 3);
+    guint a = GPOINTER_TO_UINT (g_hash_table_lookup (ids,
+            GUINT_TO_POINTER (rel[0])));
+    guint b = GPOINTER_TO_UINT (g_hash_table_lookup (ids,
+            GUINT_TO_POINTER (rel[1])));
+
+    if (!gst_analytics_relation_meta_set_relation (rm, rel[2], a, b)) {
+      bad (error, "a relation was refused");
+      goto out;
+    }
+  }
+  ok = TRUE;
+
+out:
+  g_hash_table_unref (ids);
+  g_array_unref (rels);
+  g_array_unref (mtds);
+  return ok;
+}
+#endif
+
+/* FALSE with @error for a bad entry; TRUE, *@added FALSE, for one this
+ * process cannot rebuild. */
+static gboolean
+decode_one (NameCache * names, guint16 kind, const guint8 * data, guint32 len,
+    GstBuffer * buf,
+    gboolean * added, GError ** error)
+{
+  GstByteReader r;
+  gboolean ok;
+
+  gst_byte_reader_init (&r, data, len);
+  *added = TRUE;
+  switch (kind) {
+    case KIND_ROI:
+      ok = decode_roi (&r, names, buf, error);
+      break;
+    case KIND_TIMECODE:
+      ok = decode_timecode (&r, buf, error);
+      break;
+    case KIND_CROP:
+      ok = decode_crop (&r, buf, error);
+      break;
+    case KIND_REFERENCE_TIMESTAMP:
+      ok = decode_reference_timestamp (&r, buf, error);
+      break;
+#ifdef HAVE_GST_ANALYTICS
+    case KIND_ANALYTICS:
+      ok = decode_analytics (&r, names, buf, error);
+      break;
+#endif
+#if SERIALIZABLE
+    case KIND_SERIALIZED:{
+      guint32 consumed = 0;
+
+      /* GStreamer parses what it serialized: bound its nesting first */
+      if (!cudaipc_media_check_nesting_len ((const gchar *) data, len,
+              CUDAIPC_MAX_EVENT_NESTING, error))
+        return FALSE;
+      if (gst_meta_deserialize (buf, data, len, &consumed) == NULL) {
+        GST_DEBUG ("a serialized meta of %u bytes that this process cannot "
+            "rebuild (its API is unknown here, or it is malformed)", len);
+        *added = FALSE;
+      }
+      return TRUE;
+    }
+#endif
+    default:
+      GST_DEBUG ("a meta entry of kind %u, which this build does not know",
+          kind);
+      *added = FALSE;
+      return TRUE;
+  }
+  return ok;
+}
+
+gboolean
+cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
+    CudaIpcMetaCounts * counts, GError ** error)
+{
+  GstByteReader r;
+  guint n = 0;
+  /* its strings point into @blob */
+  NameCache names = { {NULL,}, };
+
+  g_return_val_if_fail (blob != NULL || len == 0, FALSE);
+  g_return_val_if_fail (GST_IS_BUFFER (buf), FALSE);
+  g_return_val_if_fail (counts != NULL, FALSE);
+
+  if (len > CUDAIPC_MAX_META_BYTES) {
+    counts->dropped++;
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "%" G_GSIZE_FORMAT " bytes of metadata, more than %d", len,
+        CUDAIPC_MAX_META_BYTES);
+    return FALSE;
+  }
+  gst_byte_reader_init (&r, blob, len);
+  while (gst_byte_reader_get_remaining (&r) > 0) {
+    guint16 kind, reserved;
+    guint32 size;
+    const guint8 *data;
+    GError *err = NULL;
+    gboolean added;
+
+    if (n++ >= CUDAIPC_MAX_METAS) {
+      counts->dropped++;
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+          "more than %d metas", CUDAIPC_MAX_METAS);
+      return FALSE;
+    }
+    if (!gst_byte_reader_get_uint16_le (&r, &kind) ||
+        !gst_byte_reader_get_uint16_le (&r, &reserved) ||
+        !gst_byte_reader_get_uint32_le (&r, &size) ||
+        !gst_byte_reader_get_data (&r, size, &data) || reserved != 0) {
+      counts->dropped++;
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "meta %u: its header is truncated, names more bytes than there "
+          "are, or has a reserved field set", n);
+      return FALSE;
+    }
+    if (!decode_one (&names, kind, data, size, buf, &added, &err)) {
+      counts->dropped++;
+      g_set_error (error, CUDAIPC_ERROR, err->code, "meta %u (kind %u): %s",
+          n, kind, err->message);
+      g_error_free (err);
+      return FALSE;
+    }
+    if (added)
+      counts->carried++;
+    else
+      counts->skipped++;
+  }
+  return TRUE;
+}
+
+const gchar *
+cudaipc_metas_carried (void)
+{
+  return "region-of-interest, time-code, crop, reference-timestamp"
+#ifdef HAVE_GST_ANALYTICS
+      ", analytics"
+#endif
+#if SERIALIZABLE
+      ", serialized"
+#endif
+      ;
+}

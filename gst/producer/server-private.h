@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internal to the server (server.h has the contract). Three files share
+ * this state, each with one job, calling downwards only:
+ *
+ *   server.c         life cycle, the ring and its fences, what the
+ *                    producer thread and other threads call, the counters
+ *   server-in-place.c  slots lent to upstream to write frames into
+ *   server-io.c      the I/O thread: accept, poll, handshake deadlines,
+ *                    reaping, telling the callbacks
+ *   server-client.c  one consumer as the server sees it: its state, every
+ *                    message to it (HELLO, the ring, caps, events, BYE)
+ *                    and from it (HELLO, RELEASE, BYE), dropping it
+ *
+ * server.c and server-io.c call into server-client.c; server-client.c
+ * calls neither, and server-io.c does not call server.c. server-in-place.c
+ * calls server.c's two functions below.
+ */
+#pragma once
+
+#include "producer/server.h"
+#include "wire/connection.h"
+#include "ring/fence.h"
+#include "ring/ring.h"
+
+G_BEGIN_DECLS
+
+#include "common/debug.h"
+
+typedef struct
+{
+  guint id;                     /* for logs */
+  CudaIpcConn *conn;
+  gchar *name;                  /* from its HELLO; "pid N" until then */
+  gint pid;                     /* SO_PEERCRED */
+  guint uid;
+  guint gid;
+  CudaIpcLease lease;
+  guint64 sent;                 /* FRAMEs sent */
+  guint64 released;             /* RELEASEs accepted (stale ones too) */
+  guint stale_allowed;          /* frames of replaced rings it still held
+                                 * when they were replaced: the RELEASEs of
+                                 * an old generation it may still send */
+  gint64 hello_deadline;        /* monotonic time its HELLO is due by */
+  gint64 last_release;          /* monotonic: its last RELEASE, or when it
+                                 * joined */
+  guint32 caps;                 /* HELLO capabilities in effect: its and ours */
+  gboolean nonblocking;         /* its socket is: it may be read when dead */
+  gboolean ready;               /* handshake done: gets frames and events */
+  gboolean dead;                /* dropped: the I/O thread frees it */
+  gchar *reason;                /* why it was dropped */
+  gchar *warning;               /* a warning to give when it is freed */
+} Client;
+
+/* What the I/O thread tells the callbacks once the lock is released. */
+typedef enum
+{
+  NOTICE_JOINED,
+  NOTICE_LEFT,
+  NOTICE_WARNING,
+} NoticeType;
+
+typedef struct
+{
+  NoticeType type;
+  gchar *name;                  /* JOINED, LEFT */
+  gint pid;
+  gchar *text;                  /* LEFT: the reason; WARNING: user text */
+  gchar *debug;                 /* WARNING */
+} Notice;
+
+struct _CudaIpcServer
+{
+  gint refcount;                /* atomic: the owner's, and each lent slot's */
+  /* set in new(), constant until free() */
+  CudaIpcDevice *dev;
+  gchar *socket_name;
+  gchar *name;
+  guint n_slots;
+  gint64 handshake_timeout;     /* microseconds */
+  guint max_pending;            /* connections in their handshake: in all */
+  guint max_pending_per_user;   /* and of one user */
+  CudaIpcServerSyncFunc before_replace;
+  gpointer before_replace_data;
+  GArray *peer_uids;            /* guint: also allowed to connect */
+  GArray *peer_gids;            /* guint: primary groups allowed */
+  CudaIpcServerCallbacks callbacks;
+  gpointer user_data;
+  int listen_fd;                /* until stop() */
+  CudaIpcSocketFile socket_file;        /* the file listen_fd is bound to */
+  int wake_fd;
+  GThread *thread;              /* until stop() */
+
+  /* the lock: everything below */
+  GMutex lock;
+  GCond cond;                   /* slots freed, clients joined, flushing */
+  GList *clients;               /* Client*, only the I/O thread frees them */
+  guint next_client_id;
+  gint64 client_timeout;        /* microseconds, 0: never */
+  gint64 published_at[CUDAIPC_MAX_SLOTS];       /* monotonic, per slot */
+  CudaIpcRing *ring;
+  /* cuda backend: one per slot index, made with the first ring and kept
+   * until stop() (consumers' opened handles must not outlive them); NULL
+   * where one could not be made */
+  CudaIpcOrdering ordering;
+  CudaIpcFencePage *fence_page; /* AUTO (cuda backend) and FENCE */
+  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* EVENTS */
+  gboolean fences_made;
+  guint32 generation;
+  gboolean retire_ring;         /* a consumer was dropped holding slots of
+                                 * the ring: the next acquire() replaces it */
+  guint64 rings_retired;
+  gchar *caps_str;
+  guint32 caps_id;
+  guint64 min_slot_size;        /* a frame of the current caps */
+  gchar *segment_str;           /* the last SEGMENT, for late joiners */
+  gboolean eos;                 /* EOS forwarded, no flush since */
+  guint64 seq;
+  guint64 frames_published;
+  guint64 frames_dropped;
+  gboolean flushing;
+  gboolean woken;               /* wake() not yet seen by a wait */
+  gboolean quit;                /* the I/O thread must exit */
+  gboolean stopped;
+  GPtrArray *holders;           /* scratch for publish(): CudaIpcLease* */
+  CudaIpcLease local;           /* slots published in place whose memory
+                                 * the producer's pipeline still has */
+  /* refusals at accept, warned of at most once a second */
+  guint refused_unwarned;
+  gint64 refused_warned_at;
+};
+
+static inline gboolean
+client_is_ready (const Client * c)
+{
+  return c->ready && !c->dead;
+}
+
+/* The HELLO capabilities this producer offers: its fence page where it
+ * has one, legacy interprocess events where its ordering is EVENTS, and
+ * peer access with the cuda backend. */
+static inline guint32
+cudaipc_server_caps (const CudaIpcServer * s)
+{
+  guint32 caps = 0;
+
+  if (s->fence_page)
+    caps |= CUDAIPC_CAP_FENCE;
+  if (cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA) {
+    caps |= CUDAIPC_CAP_PEER;
+    if (s->ordering == CUDAIPC_ORDERING_EVENTS)
+      caps |= CUDAIPC_CAP_EVENTS;
+  }
+  return caps;
+}
+
+/* server.c, with the lock: a free slot of the ring for a frame of @size,
+ * WRITING, waiting until @deadline_us as acquire() does. With @in_place
+ * it neither builds nor replaces a ring (NO_RING instead), does not see
+ * wake(), and a TIMEOUT is not counted as a dropped frame. Once stopped:
+ * FLUSHING, or NO_RING with @in_place. FLUSHING as well once @cancel (may
+ * be NULL) is set, looked at after each wake-up. */
+CudaIpcServerStatus cudaipc_server_take_slot_locked (CudaIpcServer * s,
+    guint64 size, gint64 deadline_us, gboolean in_place, const gint * cancel,
+    guint * slot, GError ** error);
+/* server.c, with the lock: publishes @slot (WRITING) with @frame to the
+ * ready clients, and to @local too where set; returns to how many
+ * clients. */
+guint cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
+    CudaIpcFrameMsg * frame, CudaIpcLease * local);
+
+/* server-io.c: the I/O thread's body (started by new()). */
+gpointer cudaipc_server_io_thread (gpointer server);
+
+/* server-client.c. Every function but client_free() is called with the
+ * lock held; client_free() only by the I/O thread, on a client it took
+ * out of the set. */
+
+/* Makes the I/O thread look at the client set again (any thread). */
+void cudaipc_server_wake_io (CudaIpcServer * s);
+/* A client for the connection @fd just accepted (taken), added to the set
+ * with its credentials: sent our HELLO, or, for a user who may not
+ * connect or one connection too many in its handshake, a BYE and dropped
+ * at once (before anything is read from it). Notices go to @notices. */
+Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
+    GPtrArray * notices);
+/* Closes @c's connection, after reading what it still sent where that
+ * cannot block, and frees it. */
+void cudaipc_server_client_free (Client * c);
+/* Marks @c dead (its slots free again, the I/O thread frees it), after a
+ * BYE of @bye_reason and @bye_text where @bye_text is set; @reason and
+ * @warning are taken. */
+void cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
+    guint bye_reason, const gchar * bye_text, gchar * reason,
+    gchar * warning);
+/* Sends @msg to @c; a failure drops @c and returns FALSE. */
+gboolean cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
+    const CudaIpcMsg * msg);
+/* Sends @msg to every ready client; returns to how many it went. */
+guint cudaipc_server_client_send_to_ready_locked (CudaIpcServer * s,
+    const CudaIpcMsg * msg);
+/* The current caps to @c (nothing before the first caps). */
+gboolean cudaipc_server_client_send_caps_locked (CudaIpcServer * s, Client * c);
+/* RING, one SLOT per slot with its fds, then the current CAPS. */
+gboolean cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c);
+/* Reads what @c sent until it would block (at most a bounded number of
+ * messages), handling each; notices for the callbacks go to @notices. */
+void cudaipc_server_client_read_locked (CudaIpcServer * s, Client * c,
+    GPtrArray * notices);
+/* A notice about @c (@reason for LEFT) for the callbacks. */
+void cudaipc_server_client_queue_notice (GPtrArray * notices, NoticeType type,
+    Client * c, const gchar * reason);
+void cudaipc_server_notice_free (gpointer notice);
+
+G_END_DECLS
