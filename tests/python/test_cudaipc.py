@@ -511,6 +511,94 @@ class ProducerTests(Case):
         self.assertIn("not fixed raw-video caps", str(e.exception))
 
 
+def _gst():
+    """GStreamer through PyGObject, or None where python3-gi lacks it."""
+    try:
+        import gi
+        gi.require_version("Gst", "1.0")
+        from gi.repository import Gst
+    except (ImportError, ValueError):
+        return None
+    Gst.init(None)
+    return Gst
+
+
+class OneProcessTests(Case):
+    """A pipeline of the plugin and the package in one process, as an
+    application that mixes them runs: both over one copy of the library."""
+
+    def setUp(self):
+        super().setUp()
+        self.Gst = _gst()
+        if self.Gst is None:
+            self.skipTest("no GStreamer through PyGObject (python3-gst-1.0)")
+
+    def run_to_eos(self, pipeline):
+        Gst = self.Gst
+        msg = pipeline.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        pipeline.set_state(Gst.State.NULL)
+        self.assertIsNotNone(msg, "no EOS within 60 s")
+        if msg.type == Gst.MessageType.ERROR:
+            self.fail(msg.parse_error()[0].message)
+
+    def test_cuipcsrc_beside_consumer(self):
+        Gst = self.Gst
+        p = self.producer(30, "--clients", "2", sink=LOSSLESS)
+        pipeline = Gst.parse_launch(
+            "cuipcsrc socket-path=%s max-held=0 connect-timeout=20000 ! "
+            "fakesink name=sink sync=false signal-handoffs=true" % self.sock)
+        pushed = []
+        pipeline.get_by_name("sink").connect(
+            "handoff", lambda sink, buf, pad: pushed.append(buf.offset))
+        pipeline.set_state(Gst.State.PLAYING)
+        got = []
+        with cudaipc.Consumer(self.sock, connect_timeout=20,
+                              reconnect=False, keep_all=True) as c:
+            for frame in c:
+                with frame:
+                    self.assertEqual(frame.tobytes(), pattern(frame.offset))
+                    got.append(frame.offset)
+        self.run_to_eos(pipeline)
+        self.assertEqual(got, list(range(30)))
+        self.assertEqual(pushed, list(range(30)))
+        self.assertEqual(self.finish(p)["dropped"], "0")
+
+    def test_cuipcsink_beside_producer(self):
+        Gst = self.Gst
+        lib_sock = self.sock + ".lib"
+        pipeline = Gst.parse_launch(
+            "appsrc name=src format=time caps=video/x-raw,format=NV12,"
+            "width=%d,height=%d,framerate=30/1 ! cuipcsink socket-path=%s "
+            "backend=host wait-for-connection=true %s"
+            % (W, H, self.sock, LOSSLESS))
+        from_sink = self.node("consumer", self.sock)
+        from_lib = self.node("consumer", lib_sock)
+        pipeline.set_state(Gst.State.PLAYING)
+        src = pipeline.get_by_name("src")
+        with cudaipc.Producer(lib_sock, "NV12", W, H, backend="host") as out:
+            for _ in range(2000):
+                if out.consumers:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(out.consumers, 1)
+            for i in range(30):
+                buf = Gst.Buffer.new_wrapped(pattern(i))
+                buf.offset = i
+                buf.pts = i * Gst.SECOND // 30
+                self.assertEqual(src.emit("push-buffer", buf),
+                                 Gst.FlowReturn.OK)
+                self.assertTrue(out.publish(bytearray(pattern(i)),
+                                            pts=i * 33333333))
+            src.emit("end-of-stream")
+            out.end()
+            self.run_to_eos(pipeline)
+            for c in (from_sink, from_lib):
+                fields = self.finish(c)
+                self.assertEqual(fields["frames"], "30")
+                self.assertEqual(fields["bad"], "0")
+            self.assertEqual(out.counts, (30, 0))
+
 if __name__ == "__main__":
     print("cudaipc from", os.path.dirname(cudaipc.__file__), "numpy",
           numpy.__version__ if numpy else "absent", "python",
