@@ -60,7 +60,7 @@
 #include "common/error.h"
 #include "buffers/gstcuda.h"
 #include "media/media.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "producer/server.h"
 #include "buffers/slot-pool.h"
 #include "common/ticker.h"

@@ -50,7 +50,7 @@
 #include "common/error.h"
 #include "buffers/gstcuda.h"
 #include "media/media.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "common/ticker.h"
 #include "media/timing.h"
 

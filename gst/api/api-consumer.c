@@ -20,7 +20,7 @@
 #include "consumer/client.h"
 #include "common/error.h"
 #include "buffers/memory.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 
 /* What frames and their consumer share: frames may outlive it. */
 typedef struct

@@ -21,7 +21,7 @@
 #include "device/device.h"
 #include "common/error.h"
 #include "media/media.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "producer/server.h"
 
 struct cudaipc_producer

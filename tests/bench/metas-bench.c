@@ -21,7 +21,7 @@
 
 #include <gst/video/video.h>
 
-#include "media/metas.h"
+#include "metas/metas.h"
 
 static gint64
 now_ns (void)

@@ -28,7 +28,7 @@
 
 #include "wire/connection.h"
 #include "device/device.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "ring/ring.h"
 #include "test-pattern.h"
 #include "test-wire.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <gst/gst.h>
 
-#include "media/metas.h"
+#include "metas/metas.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "wire/protocol.h"
 
 static void

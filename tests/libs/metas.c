@@ -19,7 +19,7 @@
 #endif
 
 #include "common/error.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 #include "test-util.h"
 #include "test-wire.h"
 

@@ -22,7 +22,7 @@
 #include "common/debug.h"
 #include "common/error.h"
 #include "media/media.h"
-#include "media/metas.h"
+#include "metas/metas.h"
 
 #define GST_CAT_DEFAULT cudaipc_metas_debug
 

@@ -3,7 +3,7 @@
  * A frame's GstMetas on the wire (docs/protocol.md, Frame metadata): the
  * producer encodes the metas of a buffer into the blob a FRAME carries,
  * the consumer decodes a blob onto the buffer it pushes. One encoder and
- * one decoder per meta, all in metas.c:
+ * one decoder per meta, all in metas/metas.c:
  *
  *   region of interest  GstVideoRegionOfInterestMeta: type, id, parent id,
  *                       rectangle, parameter structures
