@@ -23,6 +23,8 @@
 #include "common/error.h"
 #include "media/media.h"
 #include "metas/metas.h"
+#include "metas/metas-private.h"
+#include "metas/structure-codec.h"
 
 #define GST_CAT_DEFAULT cudaipc_metas_debug
 
@@ -111,205 +113,13 @@ filter_allows (const CudaIpcMetaFilter * f, GType api)
 /* Writing */
 
 static gboolean
-put_str (GstByteWriter * w, const gchar * s)
-{
-  gsize len = s ? strlen (s) + 1 : 1;
-
-  if (len > CUDAIPC_MAX_META_STRING)
-    return FALSE;
-  if (!gst_byte_writer_put_uint32_le (w, (guint32) len))
-    return FALSE;
-  /* the function, not the header's inline copy: knowing len <= 4096, the
-   * compiler expands that one into "rep movsq", which takes several times
-   * as long as a call to memcpy for strings of a few bytes (measured:
-   * most of the time an encode took) */
-  return s ? (gst_byte_writer_put_data) (w, (const guint8 *) s, len) :
-      gst_byte_writer_put_uint8 (w, 0);
-}
-
-/* A quark as a string: "" for none. */
-static const gchar *
-quark_str (GQuark q)
-{
-  return q ? g_quark_to_string (q) : "";
-}
-
-/* A structure: in fields of plain types (detectors' confidences, labels,
- * ids) when it has only those, which is quick to write and to read back;
- * else as text. */
-typedef enum
-{
-  STRUCT_TEXT = 0,
-  STRUCT_FIELDS = 1,
-} StructForm;
-
-typedef enum
-{
-  FIELD_INT = 1,
-  FIELD_UINT = 2,
-  FIELD_INT64 = 3,
-  FIELD_UINT64 = 4,
-  FIELD_DOUBLE = 5,
-  FIELD_FLOAT = 6,
-  FIELD_BOOLEAN = 7,
-  FIELD_STRING = 8,
-} FieldType;
-
-static FieldType
-field_type_of (const GValue * v)
-{
-  switch (G_VALUE_TYPE (v)) {
-    case G_TYPE_INT:
-      return FIELD_INT;
-    case G_TYPE_UINT:
-      return FIELD_UINT;
-    case G_TYPE_INT64:
-      return FIELD_INT64;
-    case G_TYPE_UINT64:
-      return FIELD_UINT64;
-    case G_TYPE_DOUBLE:
-      return FIELD_DOUBLE;
-    case G_TYPE_FLOAT:
-      return FIELD_FLOAT;
-    case G_TYPE_BOOLEAN:
-      return FIELD_BOOLEAN;
-    case G_TYPE_STRING:
-      return g_value_get_string (v) ? FIELD_STRING : 0;
-    default:
-      return 0;
-  }
-}
-
-/* GStreamer's rule for structure and field names, checked here since
- * gst_structure_new_empty() only asserts it: a letter, then letters,
- * digits and "/-_.:+". */
-static gboolean
-valid_name (const gchar * s)
-{
-  if (!g_ascii_isalpha (s[0]))
-    return FALSE;
-  for (const gchar * c = s + 1; *c; c++) {
-    if (!g_ascii_isalnum (*c) && !strchr ("/-_.:+", *c))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-#if !GST_CHECK_VERSION (1, 26, 0)
-/* valid_name() of a quark's string, remembered: a name's validity never
- * changes, and the encoder asks for the same few names on every frame. A
- * slot overwritten by another thread only costs a check again. */
-static gboolean
-valid_quark (GQuark q)
-{
-  static gint seen[64];
-  guint i = q % G_N_ELEMENTS (seen);
-
-  if (q != 0 && (GQuark) g_atomic_int_get (&seen[i]) == q)
-    return TRUE;
-  if (q == 0 || !valid_name (g_quark_to_string (q)))
-    return FALSE;
-  g_atomic_int_set (&seen[i], (gint) q);
-  return TRUE;
-}
-#endif
-
-/* Field and structure names: GStreamer 1.26 keeps them as GstIdStr, and
- * its quark calls make a quark of the string each time (a lock and a hash
- * lookup), so there they are read as strings. */
-#if GST_CHECK_VERSION (1, 26, 0)
-#define FIELD_ARG const GstIdStr * field
-#define FIELD_STR gst_id_str_as_str (field)
-#define FIELD_VALID valid_name (FIELD_STR)
-#define STRUCTURE_FOREACH gst_structure_foreach_id_str
-#define STRUCTURE_NAME_VALID(st) valid_name (gst_structure_get_name (st))
-#else
-#define FIELD_ARG GQuark field
-#define FIELD_STR g_quark_to_string (field)
-#define FIELD_VALID valid_quark (field)
-#define STRUCTURE_FOREACH gst_structure_foreach
-#define STRUCTURE_NAME_VALID(st) valid_quark (gst_structure_get_name_id (st))
-#endif
-
-/* A field that travels in binary: of a plain type, with a name the reader
- * takes (GStreamer's parser takes more: those go as text). */
-static gboolean
-is_plain (FIELD_ARG, const GValue * v, gpointer user_data)
-{
-  return field_type_of (v) != 0 && FIELD_VALID;
-}
-
-static gboolean
-plain_fields (const GstStructure * st)
-{
-  return gst_structure_n_fields (st) <= CUDAIPC_MAX_META_ITEMS &&
-      STRUCTURE_NAME_VALID (st) && STRUCTURE_FOREACH (st, is_plain, NULL);
-}
-
-static gboolean
-put_field (FIELD_ARG, const GValue * v, gpointer user_data)
-{
-  GstByteWriter *w = user_data;
-  FieldType t = field_type_of (v);
-
-  if (!is_plain (field, v, NULL) || !put_str (w, FIELD_STR) ||
-      !gst_byte_writer_put_uint8 (w, t))
-    return FALSE;
-  switch (t) {
-    case FIELD_INT:
-      return gst_byte_writer_put_int32_le (w, g_value_get_int (v));
-    case FIELD_UINT:
-      return gst_byte_writer_put_uint32_le (w, g_value_get_uint (v));
-    case FIELD_INT64:
-      return gst_byte_writer_put_int64_le (w, g_value_get_int64 (v));
-    case FIELD_UINT64:
-      return gst_byte_writer_put_uint64_le (w, g_value_get_uint64 (v));
-    case FIELD_DOUBLE:
-      return gst_byte_writer_put_float64_le (w, g_value_get_double (v));
-    case FIELD_FLOAT:
-      return gst_byte_writer_put_float32_le (w, g_value_get_float (v));
-    case FIELD_BOOLEAN:
-      return gst_byte_writer_put_uint8 (w, g_value_get_boolean (v) ? 1 : 0);
-    case FIELD_STRING:
-      return put_str (w, g_value_get_string (v));
-    default:
-      return FALSE;
-  }
-}
-
-static gboolean
-put_structure (GstByteWriter * w, const GstStructure * st)
-{
-  guint at = gst_byte_writer_get_pos (w);
-  gint n = gst_structure_n_fields (st);
-  gchar *text;
-  gboolean ok;
-
-  /* in fields, in one pass: a field of another type (put_field says so)
-   * takes the writer back, and the structure goes as text */
-  if (n <= CUDAIPC_MAX_META_ITEMS && STRUCTURE_NAME_VALID (st) &&
-      gst_byte_writer_put_uint8 (w, STRUCT_FIELDS) &&
-      put_str (w, gst_structure_get_name (st)) &&
-      gst_byte_writer_put_uint32_le (w, n) &&
-      STRUCTURE_FOREACH (st, put_field, w))
-    return TRUE;
-  gst_byte_writer_set_pos (w, at);
-  if (plain_fields (st))
-    /* plain, but no room left */
-    return FALSE;
-  text = gst_structure_to_string (st);
-  ok = gst_byte_writer_put_uint8 (w, STRUCT_TEXT) && put_str (w, text);
-  g_free (text);
-  return ok;
-}
-
-static gboolean
 encode_roi (GstMeta * meta, GstByteWriter * w)
 {
   GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
   guint n = g_list_length (roi->params);
 
-  if (n > CUDAIPC_MAX_META_ITEMS || !put_str (w, quark_str (roi->roi_type)) ||
+  if (n > CUDAIPC_MAX_META_ITEMS ||
+      !cudaipc_metas_put_str (w, cudaipc_metas_quark_str (roi->roi_type)) ||
       !gst_byte_writer_put_int32_le (w, roi->id) ||
       !gst_byte_writer_put_int32_le (w, roi->parent_id) ||
       !gst_byte_writer_put_uint32_le (w, roi->x) ||
@@ -319,7 +129,7 @@ encode_roi (GstMeta * meta, GstByteWriter * w)
       !gst_byte_writer_put_uint32_le (w, n))
     return FALSE;
   for (GList * l = roi->params; l; l = l->next) {
-    if (!put_structure (w, l->data))
+    if (!cudaipc_metas_put_structure (w, l->data))
       return FALSE;
   }
   return TRUE;
@@ -341,7 +151,7 @@ encode_timecode (GstMeta * meta, GstByteWriter * w)
       gst_byte_writer_put_uint32_le (w, tc->seconds) &&
       gst_byte_writer_put_uint32_le (w, tc->frames) &&
       gst_byte_writer_put_uint32_le (w, tc->field_count) &&
-      put_str (w, jam ? jam : "");
+      cudaipc_metas_put_str (w, jam ? jam : "");
   g_free (jam);
   return ok;
 }
@@ -364,7 +174,7 @@ encode_reference_timestamp (GstMeta * meta, GstByteWriter * w)
   gchar *caps = ref->reference ? gst_caps_to_string (ref->reference) : NULL;
   gboolean ok;
 
-  ok = caps != NULL && put_str (w, caps) &&
+  ok = caps != NULL && cudaipc_metas_put_str (w, caps) &&
       gst_byte_writer_put_uint64_le (w, ref->timestamp) &&
       gst_byte_writer_put_uint64_le (w, ref->duration);
   g_free (caps);
@@ -394,7 +204,8 @@ encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
           &conf))
     return FALSE;
 #endif
-  return put_str (w, quark_str (gst_analytics_od_mtd_get_obj_type (mtd))) &&
+  return cudaipc_metas_put_str (w,
+      cudaipc_metas_quark_str (gst_analytics_od_mtd_get_obj_type (mtd))) &&
       gst_byte_writer_put_int32_le (w, x) &&
       gst_byte_writer_put_int32_le (w, y) &&
       gst_byte_writer_put_int32_le (w, width) &&
@@ -412,7 +223,9 @@ encode_cls (GstAnalyticsMtd * mtd, GstByteWriter * w)
       !gst_byte_writer_put_uint32_le (w, (guint32) n))
     return FALSE;
   for (gsize i = 0; i < n; i++) {
-    if (!put_str (w, quark_str (gst_analytics_cls_mtd_get_quark (mtd, i))) ||
+    if (!cudaipc_metas_put_str (w,
+            cudaipc_metas_quark_str (gst_analytics_cls_mtd_get_quark (mtd,
+                    i))) ||
         !gst_byte_writer_put_float32_le (w,
             gst_analytics_cls_mtd_get_level (mtd, i)))
       return FALSE;
@@ -637,240 +450,7 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
 /* Reading */
 
 static gboolean
-bad (GError ** error, const gchar * what)
-{
-  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "%s", what);
-  return FALSE;
-}
-
-/* Names from a producer become GQuarks, which live for the whole
- * process: only so many new ones. */
-static gint names_made;
-
-/* The names one blob repeats (a region type, parameter and field names)
- * looked up once: each lookup takes GLib's quark lock. */
-#define NAME_CACHE 8
-
-typedef struct
-{
-  const gchar *str[NAME_CACHE];
-  GQuark quark[NAME_CACHE];
-  gboolean valid[NAME_CACHE];   /* checked against GStreamer's name rule */
-  guint next;
-} NameCache;
-
-/* @s as a quark; with @name (what it is, for the error), a structure or
- * field name, which must keep GStreamer's rule: checked once a blob, as
- * the quark is looked up once. */
-static gboolean
-peer_quark_full (NameCache * cache, const gchar * s, const gchar * name,
-    GQuark * out, GError ** error)
-{
-  guint i;
-
-  if (s[0] == '\0') {
-    if (name)
-      return bad (error, name);
-    *out = 0;
-    return TRUE;
-  }
-  /* the cache's strings point into the blob being decoded (reset at
-   * each decode) */
-  for (i = 0; i < NAME_CACHE && cache->str[i]; i++) {
-    if (cache->str[i][0] == s[0] && strcmp (cache->str[i], s) == 0)
-      break;
-  }
-  if (i < NAME_CACHE && cache->str[i]) {
-    if (name && !cache->valid[i]) {
-      if (!valid_name (s))
-        return bad (error, name);
-      cache->valid[i] = TRUE;
-    }
-    *out = cache->quark[i];
-    return TRUE;
-  }
-  if (name && !valid_name (s))
-    return bad (error, name);
-  *out = g_quark_try_string (s);
-  if (*out == 0) {
-    if (g_atomic_int_add (&names_made, 1) >= CUDAIPC_MAX_META_NAMES) {
-      g_atomic_int_add (&names_made, -1);
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-          "more than %d names this process did not know came in metas",
-          CUDAIPC_MAX_META_NAMES);
-      return FALSE;
-    }
-    *out = g_quark_from_string (s);
-  }
-  i = cache->next;
-  cache->str[i] = s;
-  cache->quark[i] = *out;
-  cache->valid[i] = name != NULL;
-  cache->next = (i + 1) % NAME_CACHE;
-  return TRUE;
-}
-
-#define peer_quark(cache, s, out, error) \
-    peer_quark_full (cache, s, NULL, out, error)
-
-/* A string of the entry: it points into the blob. */
-static gboolean
-get_str (GstByteReader * r, const gchar ** out, GError ** error)
-{
-  const guint8 *data;
-  guint32 len;
-
-  if (!gst_byte_reader_get_uint32_le (r, &len) || len == 0)
-    return bad (error, "a string is truncated or has no length");
-  if (len > CUDAIPC_MAX_META_STRING) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-        "a string of %u bytes, more than %d", len, CUDAIPC_MAX_META_STRING);
-    return FALSE;
-  }
-  if (!gst_byte_reader_get_data (r, len, &data) || data[len - 1] != '\0' ||
-      memchr (data, '\0', len - 1) != NULL)
-    return bad (error, "a string is truncated or not one string");
-  *out = (const gchar *) data;
-  return TRUE;
-}
-
-/* Nothing of the entry may be left once a meta is read. */
-static gboolean
-at_end (GstByteReader * r, GError ** error)
-{
-  if (gst_byte_reader_get_remaining (r) != 0)
-    return bad (error, "a meta entry has bytes left over");
-  return TRUE;
-}
-
-static gboolean
-get_count (GstByteReader * r, guint limit, guint32 * n, GError ** error)
-{
-  if (!gst_byte_reader_get_uint32_le (r, n))
-    return bad (error, "a count is truncated");
-  if (*n > limit) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-        "%u items, more than %u", *n, limit);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* A structure string, bounded like an event's before it is parsed. */
-static GstStructure *
-parse_structure (const gchar * s, GError ** error)
-{
-  GstStructure *st;
-
-  if (!cudaipc_media_check_nesting (s, CUDAIPC_MAX_EVENT_NESTING, error))
-    return NULL;
-  st = gst_structure_from_string (s, NULL);
-  if (st == NULL)
-    bad (error, "a structure does not parse");
-  return st;
-}
-
-static gboolean
-get_field (GstByteReader * r, NameCache * names, GstStructure * st,
-    GError ** error)
-{
-  const gchar *name, *s;
-  GQuark field;
-  GValue v = G_VALUE_INIT;
-  guint8 t, b;
-  gint32 i32;
-  guint32 u32;
-  gint64 i64;
-  guint64 u64;
-  gdouble d;
-  gfloat f;
-  gboolean ok = TRUE;
-
-  if (!get_str (r, &name, error) || !peer_quark_full (names, name,
-          "a field name is not one", &field, error))
-    return FALSE;
-  if (!gst_byte_reader_get_uint8 (r, &t))
-    return bad (error, "a field is truncated");
-  switch (t) {
-    case FIELD_INT:
-      if ((ok = gst_byte_reader_get_int32_le (r, &i32)))
-        g_value_set_int (g_value_init (&v, G_TYPE_INT), i32);
-      break;
-    case FIELD_UINT:
-      if ((ok = gst_byte_reader_get_uint32_le (r, &u32)))
-        g_value_set_uint (g_value_init (&v, G_TYPE_UINT), u32);
-      break;
-    case FIELD_INT64:
-      if ((ok = gst_byte_reader_get_int64_le (r, &i64)))
-        g_value_set_int64 (g_value_init (&v, G_TYPE_INT64), i64);
-      break;
-    case FIELD_UINT64:
-      if ((ok = gst_byte_reader_get_uint64_le (r, &u64)))
-        g_value_set_uint64 (g_value_init (&v, G_TYPE_UINT64), u64);
-      break;
-    case FIELD_DOUBLE:
-      if ((ok = gst_byte_reader_get_float64_le (r, &d)))
-        g_value_set_double (g_value_init (&v, G_TYPE_DOUBLE), d);
-      break;
-    case FIELD_FLOAT:
-      if ((ok = gst_byte_reader_get_float32_le (r, &f)))
-        g_value_set_float (g_value_init (&v, G_TYPE_FLOAT), f);
-      break;
-    case FIELD_BOOLEAN:
-      if ((ok = gst_byte_reader_get_uint8 (r, &b) && b <= 1))
-        g_value_set_boolean (g_value_init (&v, G_TYPE_BOOLEAN), b);
-      break;
-    case FIELD_STRING:
-      if (!get_str (r, &s, error))
-        return FALSE;
-      g_value_set_string (g_value_init (&v, G_TYPE_STRING), s);
-      break;
-    default:
-      return bad (error, "a field of an unknown type");
-  }
-  if (!ok)
-    return bad (error, "a field is truncated or not valid");
-  gst_structure_id_take_value (st, field, &v);
-  return TRUE;
-}
-
-/* A structure as put_structure() wrote it. */
-static GstStructure *
-get_structure (GstByteReader * r, NameCache * names, GError ** error)
-{
-  GstStructure *st;
-  const gchar *s;
-  GQuark name;
-  guint32 n;
-  guint8 form;
-
-  if (!gst_byte_reader_get_uint8 (r, &form)) {
-    bad (error, "a structure is truncated");
-    return NULL;
-  }
-  if (form == STRUCT_TEXT)
-    return get_str (r, &s, error) ? parse_structure (s, error) : NULL;
-  if (form != STRUCT_FIELDS) {
-    bad (error, "a structure of an unknown form");
-    return NULL;
-  }
-  if (!get_str (r, &s, error) ||
-      !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
-    return NULL;
-  if (!peer_quark_full (names, s, "a structure name is not one", &name, error))
-    return NULL;
-  st = gst_structure_new_id_empty (name);
-  for (guint i = 0; i < n; i++) {
-    if (!get_field (r, names, st, error)) {
-      gst_structure_free (st);
-      return NULL;
-    }
-  }
-  return st;
-}
-
-static gboolean
-decode_roi (GstByteReader * r, NameCache * names, GstBuffer * buf,
+decode_roi (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
     GError ** error)
 {
   /* all of a region's parameters are read before its meta is made; most
@@ -882,23 +462,24 @@ decode_roi (GstByteReader * r, NameCache * names, GstBuffer * buf,
   GQuark q;
   GstVideoRegionOfInterestMeta *roi;
 
-  if (!get_str (r, &type, error) ||
+  if (!cudaipc_metas_get_str (r, &type, error) ||
       !gst_byte_reader_get_int32_le (r, &id) ||
       !gst_byte_reader_get_int32_le (r, &parent) ||
       !gst_byte_reader_get_uint32_le (r, &x) ||
       !gst_byte_reader_get_uint32_le (r, &y) ||
       !gst_byte_reader_get_uint32_le (r, &w) ||
       !gst_byte_reader_get_uint32_le (r, &h) ||
-      !get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+      !cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
     goto fail;
   if (n > G_N_ELEMENTS (few))
     params = g_new (GstStructure *, n);
   for (; got < n; got++) {
-    params[got] = get_structure (r, names, error);
+    params[got] = cudaipc_metas_get_structure (r, names, error);
     if (params[got] == NULL)
       goto fail;
   }
-  if (!at_end (r, error) || !peer_quark (names, type, &q, error))
+  if (!cudaipc_metas_at_end (r, error) ||
+      !cudaipc_metas_peer_quark (names, type, NULL, &q, error))
     goto fail;
 
   roi = gst_buffer_add_video_region_of_interest_meta_id (buf, q, x, y, w, h);
@@ -913,7 +494,7 @@ decode_roi (GstByteReader * r, NameCache * names, GstBuffer * buf,
 
 fail:
   if (error && *error == NULL)
-    bad (error, "a region of interest is truncated");
+    cudaipc_metas_bad (error, "a region of interest is truncated");
   for (guint i = 0; i < got; i++)
     gst_structure_free (params[i]);
   if (params != few)
@@ -932,19 +513,21 @@ decode_timecode (GstByteReader * r, GstBuffer * buf, GError ** error)
 
   for (guint i = 0; i < G_N_ELEMENTS (v); i++) {
     if (!gst_byte_reader_get_uint32_le (r, &v[i]))
-      return bad (error, "a time code is truncated");
+      return cudaipc_metas_bad (error, "a time code is truncated");
   }
-  if (!get_str (r, &jam_str, error) || !at_end (r, error))
+  if (!cudaipc_metas_get_str (r, &jam_str, error) ||
+      !cudaipc_metas_at_end (r, error))
     return FALSE;
   if (jam_str[0] && !(jam = g_date_time_new_from_iso8601 (jam_str, NULL)))
-    return bad (error, "a time code's daily jam is not an ISO 8601 time");
+    return cudaipc_metas_bad (error,
+        "a time code's daily jam is not an ISO 8601 time");
   gst_video_time_code_init (&tc, v[0], v[1], jam, (GstVideoTimeCodeFlags)
       v[2], v[3], v[4], v[5], v[6], v[7]);
   ok = gst_video_time_code_is_valid (&tc);
   if (ok)
     gst_buffer_add_video_time_code_meta (buf, &tc);
   else
-    bad (error, "a time code is not valid");
+    cudaipc_metas_bad (error, "a time code is not valid");
   gst_video_time_code_clear (&tc);
   if (jam)
     g_date_time_unref (jam);
@@ -961,8 +544,8 @@ decode_crop (GstByteReader * r, GstBuffer * buf, GError ** error)
       !gst_byte_reader_get_uint32_le (r, &y) ||
       !gst_byte_reader_get_uint32_le (r, &w) ||
       !gst_byte_reader_get_uint32_le (r, &h))
-    return bad (error, "a crop is truncated");
-  if (!at_end (r, error))
+    return cudaipc_metas_bad (error, "a crop is truncated");
+  if (!cudaipc_metas_at_end (r, error))
     return FALSE;
   crop = gst_buffer_add_video_crop_meta (buf);
   crop->x = x;
@@ -980,17 +563,18 @@ decode_reference_timestamp (GstByteReader * r, GstBuffer * buf,
   guint64 ts, duration;
   GstCaps *caps;
 
-  if (!get_str (r, &str, error))
+  if (!cudaipc_metas_get_str (r, &str, error))
     return FALSE;
   if (!gst_byte_reader_get_uint64_le (r, &ts) ||
       !gst_byte_reader_get_uint64_le (r, &duration))
-    return bad (error, "a reference timestamp is truncated");
-  if (!at_end (r, error) ||
+    return cudaipc_metas_bad (error, "a reference timestamp is truncated");
+  if (!cudaipc_metas_at_end (r, error) ||
       !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error))
     return FALSE;
   caps = gst_caps_from_string (str);
   if (caps == NULL)
-    return bad (error, "a reference timestamp's caps do not parse");
+    return cudaipc_metas_bad (error,
+        "a reference timestamp's caps do not parse");
   gst_buffer_add_reference_timestamp_meta (buf, caps, ts, duration);
   gst_caps_unref (caps);
   return TRUE;
@@ -1013,17 +597,18 @@ typedef struct
 } Mtd;
 
 static gboolean
-read_mtd (GstByteReader * r, NameCache * names, Mtd * m, GError ** error)
+read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
 {
   const gchar *s;
 
   if (!gst_byte_reader_get_uint32_le (r, &m->id) ||
       !gst_byte_reader_get_uint16_le (r, &m->kind) ||
       !gst_byte_reader_skip (r, 2))
-    return bad (error, "an analytics entry is truncated");
+    return cudaipc_metas_bad (error, "an analytics entry is truncated");
   switch (m->kind) {
     case MTD_OD:
-      if (!get_str (r, &s, error) || !peer_quark (names, s, &m->type, error))
+      if (!cudaipc_metas_get_str (r, &s, error) ||
+          !cudaipc_metas_peer_quark (names, s, NULL, &m->type, error))
         return FALSE;
       if (!gst_byte_reader_get_int32_le (r, &m->x) ||
           !gst_byte_reader_get_int32_le (r, &m->y) ||
@@ -1031,17 +616,17 @@ read_mtd (GstByteReader * r, NameCache * names, Mtd * m, GError ** error)
           !gst_byte_reader_get_int32_le (r, &m->h) ||
           !gst_byte_reader_get_float32_le (r, &m->conf) ||
           !gst_byte_reader_get_float32_le (r, &m->r))
-        return bad (error, "an object detection is truncated");
+        return cudaipc_metas_bad (error, "an object detection is truncated");
       return TRUE;
     case MTD_CLS:
-      if (!get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
+      if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
         return FALSE;
       for (guint i = 0; i < m->n; i++) {
-        if (!get_str (r, &s, error) || !peer_quark (names, s, &m->quarks[i],
-                error))
+        if (!cudaipc_metas_get_str (r, &s, error) ||
+            !cudaipc_metas_peer_quark (names, s, NULL, &m->quarks[i], error))
           return FALSE;
         if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
-          return bad (error, "a classification is truncated");
+          return cudaipc_metas_bad (error, "a classification is truncated");
       }
       return TRUE;
     case MTD_TRACKING:
@@ -1049,10 +634,11 @@ read_mtd (GstByteReader * r, NameCache * names, Mtd * m, GError ** error)
           !gst_byte_reader_get_uint64_le (r, &m->first) ||
           !gst_byte_reader_get_uint64_le (r, &m->last) ||
           !gst_byte_reader_get_uint32_le (r, &m->lost) || m->lost > 1)
-        return bad (error, "a tracking entry is truncated or not valid");
+        return cudaipc_metas_bad (error,
+            "a tracking entry is truncated or not valid");
       return TRUE;
     default:
-      return bad (error, "an analytics entry of an unknown kind");
+      return cudaipc_metas_bad (error, "an analytics entry of an unknown kind");
   }
 }
 
@@ -1093,7 +679,7 @@ add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
     GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
 
 static gboolean
-decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
+decode_analytics (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
     GError ** error)
 {
   GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
@@ -1103,7 +689,7 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
   guint32 n, n_rel;
   gboolean ok = FALSE;
 
-  if (!get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+  if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
     goto out;
   g_array_set_size (mtds, n);
   for (guint i = 0; i < n; i++) {
@@ -1112,12 +698,12 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
     if (!read_mtd (r, names, m, error))
       goto out;
     if (g_hash_table_contains (ids, GUINT_TO_POINTER (m->id))) {
-      bad (error, "two analytics entries of one id");
+      cudaipc_metas_bad (error, "two analytics entries of one id");
       goto out;
     }
     g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), NULL);
   }
-  if (!get_count (r, CUDAIPC_MAX_META_RELATIONS, &n_rel, error))
+  if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_RELATIONS, &n_rel, error))
     goto out;
   for (guint i = 0; i < n_rel; i++) {
     guint32 rel[3];
@@ -1125,7 +711,7 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
     if (!gst_byte_reader_get_uint32_le (r, &rel[0]) ||
         !gst_byte_reader_get_uint32_le (r, &rel[1]) ||
         !gst_byte_reader_get_uint32_le (r, &rel[2])) {
-      bad (error, "a relation is truncated");
+      cudaipc_metas_bad (error, "a relation is truncated");
       goto out;
     }
 #if GST_CHECK_VERSION (1, 26, 0)
@@ -1136,12 +722,12 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
         || rel[2] == 0 || rel[0] == rel[1] ||
         !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[0])) ||
         !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[1]))) {
-      bad (error, "a relation of an unknown type or entry");
+      cudaipc_metas_bad (error, "a relation of an unknown type or entry");
       goto out;
     }
     g_array_append_val (rels, rel);
   }
-  if (!at_end (r, error))
+  if (!cudaipc_metas_at_end (r, error))
     goto out;
 
   /* all of it read: now the meta, each entry under its new id */
@@ -1151,7 +737,7 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
     guint id;
 
     if (!add_mtd (rm, m, &id)) {
-      bad (error, "an analytics entry was refused");
+      cudaipc_metas_bad (error, "an analytics entry was refused");
       goto out;
     }
     g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), GUINT_TO_POINTER (id));
@@ -1165,7 +751,7 @@ decode_analytics (GstByteReader * r, NameCache * names, GstBuffer * buf,
             GUINT_TO_POINTER (rel[1])));
 
     if (!gst_analytics_relation_meta_set_relation (rm, rel[2], a, b)) {
-      bad (error, "a relation was refused");
+      cudaipc_metas_bad (error, "a relation was refused");
       goto out;
     }
   }
@@ -1182,9 +768,8 @@ out:
 /* FALSE with @error for a bad entry; TRUE, *@added FALSE, for one this
  * process cannot rebuild. */
 static gboolean
-decode_one (NameCache * names, guint16 kind, const guint8 * data, guint32 len,
-    GstBuffer * buf,
-    gboolean * added, GError ** error)
+decode_one (CudaIpcMetaNames * names, guint16 kind, const guint8 * data,
+    guint32 len, GstBuffer * buf, gboolean * added, GError ** error)
 {
   GstByteReader r;
   gboolean ok;
@@ -1241,7 +826,7 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
   GstByteReader r;
   guint n = 0;
   /* its strings point into @blob */
-  NameCache names = { {NULL,}, };
+  CudaIpcMetaNames names = { {NULL,}, };
 
   g_return_val_if_fail (blob != NULL || len == 0, FALSE);
   g_return_val_if_fail (GST_IS_BUFFER (buf), FALSE);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the files of gst/metas/ share, and no file outside them includes:
+ * the helpers every codec writes and reads a payload with
+ * (docs/protocol.md, Frame metadata, has the layouts).
+ *
+ * An encoder writes with a GstByteWriter over the blob, which never grows:
+ * a put that does not fit returns FALSE, and so does a string over
+ * CUDAIPC_MAX_META_STRING; the caller takes the writer back to where the
+ * entry began. A decoder reads with a GstByteReader over one entry's
+ * payload, which is untrusted: every get checks what is left first, and
+ * every string it returns points into the blob, valid while the blob is.
+ *
+ * Pure functions; any thread.
+ */
+#pragma once
+
+#include <string.h>
+#include <gst/gst.h>
+#include <gst/base/gstbytereader.h>
+#include <gst/base/gstbytewriter.h>
+
+#include "common/error.h"
+#include "metas/metas.h"
+
+G_BEGIN_DECLS
+
+/* Writing */
+
+/* @s (NULL: "") as a length, the NUL included, and its bytes. */
+static inline gboolean
+cudaipc_metas_put_str (GstByteWriter * w, const gchar * s)
+{
+  gsize len = s ? strlen (s) + 1 : 1;
+
+  if (len > CUDAIPC_MAX_META_STRING)
+    return FALSE;
+  if (!gst_byte_writer_put_uint32_le (w, (guint32) len))
+    return FALSE;
+  /* the function, not the header's inline copy: knowing len <= 4096, the
+   * compiler expands that one into "rep movsq", which takes several times
+   * as long as a call to memcpy for strings of a few bytes (measured:
+   * most of the time an encode took) */
+  return s ? (gst_byte_writer_put_data) (w, (const guint8 *) s, len) :
+      gst_byte_writer_put_uint8 (w, 0);
+}
+
+/* A quark as a string: "" for none. */
+static inline const gchar *
+cudaipc_metas_quark_str (GQuark q)
+{
+  return q ? g_quark_to_string (q) : "";
+}
+
+/* Reading */
+
+/* FALSE, with a CUDAIPC_ERROR_INVALID error saying @what. */
+static inline gboolean
+cudaipc_metas_bad (GError ** error, const gchar * what)
+{
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID, "%s", what);
+  return FALSE;
+}
+
+/* A string of the entry: it points into the blob. */
+static inline gboolean
+cudaipc_metas_get_str (GstByteReader * r, const gchar ** out, GError ** error)
+{
+  const guint8 *data;
+  guint32 len;
+
+  if (!gst_byte_reader_get_uint32_le (r, &len) || len == 0)
+    return cudaipc_metas_bad (error, "a string is truncated or has no length");
+  if (len > CUDAIPC_MAX_META_STRING) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "a string of %u bytes, more than %d", len, CUDAIPC_MAX_META_STRING);
+    return FALSE;
+  }
+  if (!gst_byte_reader_get_data (r, len, &data) || data[len - 1] != '\0' ||
+      memchr (data, '\0', len - 1) != NULL)
+    return cudaipc_metas_bad (error,
+        "a string is truncated or not one string");
+  *out = (const gchar *) data;
+  return TRUE;
+}
+
+/* A count of items, at most @limit. */
+static inline gboolean
+cudaipc_metas_get_count (GstByteReader * r, guint limit, guint32 * n,
+    GError ** error)
+{
+  if (!gst_byte_reader_get_uint32_le (r, n))
+    return cudaipc_metas_bad (error, "a count is truncated");
+  if (*n > limit) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "%u items, more than %u", *n, limit);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Nothing of the entry may be left once a meta is read. */
+static inline gboolean
+cudaipc_metas_at_end (GstByteReader * r, GError ** error)
+{
+  if (gst_byte_reader_get_remaining (r) != 0)
+    return cudaipc_metas_bad (error, "a meta entry has bytes left over");
+  return TRUE;
+}
+
+G_END_DECLS
