@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What the files of gst/metas/ share, and no file outside them includes:
- * the helpers every codec writes and reads a payload with
- * (docs/protocol.md, Frame metadata, has the layouts).
+ * the codec table's entry type, and the helpers every codec writes and
+ * reads a payload with (docs/protocol.md, Frame metadata, has the
+ * layouts).
+ *
+ * metas.c holds the table, one entry per kind of meta, and walks it: a
+ * buffer's metas are matched to entries by their API type, a blob's
+ * entries by their kind. A codec is a pair of functions: its encoder
+ * writes what it reads off one meta, its decoder reads and checks all of
+ * one entry before it adds anything to the buffer. Both keep to the
+ * limits of their entry.
  *
  * An encoder writes with a GstByteWriter over the blob, which never grows:
  * a put that does not fit returns FALSE, and so does a string over
@@ -11,7 +19,8 @@
  * payload, which is untrusted: every get checks what is left first, and
  * every string it returns points into the blob, valid while the blob is.
  *
- * Pure functions; any thread.
+ * The table is constant, and a codec keeps no state between calls but for
+ * the count of the names it made (structure-codec.h): any thread.
  */
 #pragma once
 
@@ -22,8 +31,51 @@
 
 #include "common/error.h"
 #include "metas/metas.h"
+#include "metas/structure-codec.h"
 
 G_BEGIN_DECLS
+
+/* The kind of an entry on the wire. */
+typedef enum
+{
+  CUDAIPC_META_KIND_NONE = 0,   /* not an entry: travels otherwise */
+  CUDAIPC_META_KIND_ROI = 1,
+  CUDAIPC_META_KIND_TIMECODE = 2,
+  CUDAIPC_META_KIND_CROP = 3,
+  CUDAIPC_META_KIND_REFERENCE_TIMESTAMP = 4,
+  CUDAIPC_META_KIND_ANALYTICS = 5,
+  CUDAIPC_META_KIND_SERIALIZED = 6,
+} CudaIpcMetaKind;
+
+typedef struct _CudaIpcMetaCodec CudaIpcMetaCodec;
+
+/* Writes the payload of @meta's entry. FALSE when it does not fit in what
+ * @w has left, is over a limit of @codec, or cannot be written. */
+typedef gboolean (*CudaIpcMetaEncodeFunc) (const CudaIpcMetaCodec * codec,
+    GstMeta * meta, GstByteWriter * w);
+
+/* Reads and checks all of an entry's payload from @r, then adds its meta
+ * to @buf. FALSE with @error for a payload that breaks a rule; TRUE with
+ * *@added set to FALSE (it is TRUE on the call) for a meta this process
+ * cannot rebuild. */
+typedef gboolean (*CudaIpcMetaDecodeFunc) (const CudaIpcMetaCodec * codec,
+    GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
+    gboolean * added, GError ** error);
+
+struct _CudaIpcMetaCodec
+{
+  CudaIpcMetaKind kind;         /* on the wire */
+  const gchar *name;            /* in cudaipc_metas_carried() */
+  /* the meta's API type, looked up at run time; NULL: any meta that
+   * GStreamer serializes */
+  GType (*api_type) (void);
+  const gchar *filter_name;     /* the API type's name, as a filter lists
+                                 * it; NULL: the meta's own */
+  guint max_items;              /* items of one meta */
+  guint max_relations;          /* relations between them */
+  CudaIpcMetaEncodeFunc encode; /* NULL: not carried as an entry */
+  CudaIpcMetaDecodeFunc decode;
+};
 
 /* Writing */
 

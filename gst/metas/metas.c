@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A frame's metas on the wire (metas.h has the contract, docs/protocol.md
- * the layouts). An entry is a kind (u16), 0 (u16), a payload length (u32)
- * and the payload; every integer little-endian, every string a length
- * (u32, the NUL included) and its bytes. Each kind has one encoder, which
- * writes what it reads off a meta, and one decoder, which reads and checks
- * all of an entry before it adds anything to the buffer.
+ * the layouts): the filter of which metas travel, and the table of
+ * codecs, one entry per kind of meta, walked for each meta of a buffer
+ * and for each entry of a blob. An entry is a kind (u16), 0 (u16), a
+ * payload length (u32) and the payload; every integer little-endian, every
+ * string a length (u32, the NUL included) and its bytes.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -29,16 +29,6 @@
 #define GST_CAT_DEFAULT cudaipc_metas_debug
 
 #define SERIALIZABLE GST_CHECK_VERSION (1, 24, 0)
-
-typedef enum
-{
-  KIND_ROI = 1,
-  KIND_TIMECODE = 2,
-  KIND_CROP = 3,
-  KIND_REFERENCE_TIMESTAMP = 4,
-  KIND_ANALYTICS = 5,
-  KIND_SERIALIZED = 6,
-} Kind;
 
 #define ENTRY_HEADER 8
 
@@ -93,16 +83,16 @@ cudaipc_meta_filter_free (CudaIpcMetaFilter * f)
   g_free (f);
 }
 
+/* @name: interned, or NULL for that of @api. */
 static gboolean
-filter_allows (const CudaIpcMetaFilter * f, GType api)
+filter_allows (const CudaIpcMetaFilter * f, const gchar * name, GType api)
 {
-  const gchar *name;
-
   if (f == NULL || f->all)
     return TRUE;
   if (f->none)
     return FALSE;
-  name = g_intern_string (g_type_name (api));
+  if (name == NULL)
+    name = g_intern_string (g_type_name (api));
   for (guint i = 0; i < f->names->len; i++) {
     if (g_ptr_array_index (f->names, i) == name)
       return TRUE;
@@ -113,12 +103,13 @@ filter_allows (const CudaIpcMetaFilter * f, GType api)
 /* Writing */
 
 static gboolean
-encode_roi (GstMeta * meta, GstByteWriter * w)
+cudaipc_metas_encode_roi (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
   guint n = g_list_length (roi->params);
 
-  if (n > CUDAIPC_MAX_META_ITEMS ||
+  if (n > codec->max_items ||
       !cudaipc_metas_put_str (w, cudaipc_metas_quark_str (roi->roi_type)) ||
       !gst_byte_writer_put_int32_le (w, roi->id) ||
       !gst_byte_writer_put_int32_le (w, roi->parent_id) ||
@@ -136,7 +127,8 @@ encode_roi (GstMeta * meta, GstByteWriter * w)
 }
 
 static gboolean
-encode_timecode (GstMeta * meta, GstByteWriter * w)
+cudaipc_metas_encode_timecode (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   const GstVideoTimeCode *tc = &((GstVideoTimeCodeMeta *) meta)->tc;
   gchar *jam = tc->config.latest_daily_jam ?
@@ -157,7 +149,8 @@ encode_timecode (GstMeta * meta, GstByteWriter * w)
 }
 
 static gboolean
-encode_crop (GstMeta * meta, GstByteWriter * w)
+cudaipc_metas_encode_crop (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   GstVideoCropMeta *crop = (GstVideoCropMeta *) meta;
 
@@ -168,7 +161,8 @@ encode_crop (GstMeta * meta, GstByteWriter * w)
 }
 
 static gboolean
-encode_reference_timestamp (GstMeta * meta, GstByteWriter * w)
+cudaipc_metas_encode_reference_timestamp (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   GstReferenceTimestampMeta *ref = (GstReferenceTimestampMeta *) meta;
   gchar *caps = ref->reference ? gst_caps_to_string (ref->reference) : NULL;
@@ -249,7 +243,8 @@ encode_tracking (GstAnalyticsMtd * mtd, GstByteWriter * w)
 
 /* The entries this library carries, then the relations between them. */
 static gboolean
-encode_analytics (GstMeta * meta, GstByteWriter * w)
+cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   GstAnalyticsRelationMeta *rm = (GstAnalyticsRelationMeta *) meta;
   GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -276,7 +271,7 @@ encode_analytics (GstMeta * meta, GstByteWriter * w)
           gst_analytics_mtd_type_get_name (type));
       continue;
     }
-    if (ids->len >= CUDAIPC_MAX_META_ITEMS) {
+    if (ids->len >= codec->max_items) {
       ok = FALSE;
       break;
     }
@@ -300,7 +295,7 @@ encode_analytics (GstMeta * meta, GstByteWriter * w)
       rel = gst_analytics_relation_meta_get_relation (rm, a, b);
       if (rel == GST_ANALYTICS_REL_TYPE_NONE)
         continue;
-      ok = ++n_rel <= CUDAIPC_MAX_META_RELATIONS &&
+      ok = ++n_rel <= codec->max_relations &&
           gst_byte_writer_put_uint32_le (w, a) &&
           gst_byte_writer_put_uint32_le (w, b) &&
           gst_byte_writer_put_uint32_le (w, (guint32) rel);
@@ -320,137 +315,11 @@ encode_analytics (GstMeta * meta, GstByteWriter * w)
 }
 #endif
 
-#if SERIALIZABLE
-static gboolean
-encode_serialized (GstMeta * meta, GstByteWriter * w)
-{
-  GByteArray *data = g_byte_array_new ();
-  gboolean ok;
-
-  ok = gst_meta_serialize_simple (meta, data) && data->len > 0 &&
-      gst_byte_writer_put_data (w, data->data, data->len);
-  g_byte_array_unref (data);
-  return ok;
-}
-#endif
-
-/* The kind of entry @meta travels as, 0 for none. */
-static Kind
-kind_of (GstMeta * meta)
-{
-  GType api = meta->info->api;
-
-  if (api == GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)
-    return KIND_ROI;
-  if (api == GST_VIDEO_TIME_CODE_META_API_TYPE)
-    return KIND_TIMECODE;
-  if (api == GST_VIDEO_CROP_META_API_TYPE)
-    return KIND_CROP;
-  if (api == GST_REFERENCE_TIMESTAMP_META_API_TYPE)
-    return KIND_REFERENCE_TIMESTAMP;
-#ifdef HAVE_GST_ANALYTICS
-  if (api == GST_ANALYTICS_RELATION_META_API_TYPE)
-    return KIND_ANALYTICS;
-#endif
-  /* the frame's layout travels in FRAME itself */
-  if (api == GST_VIDEO_META_API_TYPE)
-    return 0;
-#if SERIALIZABLE
-  if (meta->info->serialize_func != NULL)
-    return KIND_SERIALIZED;
-#endif
-  return 0;
-}
-
-static gboolean
-encode_one (Kind kind, GstMeta * meta, GstByteWriter * w)
-{
-  switch (kind) {
-    case KIND_ROI:
-      return encode_roi (meta, w);
-    case KIND_TIMECODE:
-      return encode_timecode (meta, w);
-    case KIND_CROP:
-      return encode_crop (meta, w);
-    case KIND_REFERENCE_TIMESTAMP:
-      return encode_reference_timestamp (meta, w);
-#ifdef HAVE_GST_ANALYTICS
-    case KIND_ANALYTICS:
-      return encode_analytics (meta, w);
-#endif
-#if SERIALIZABLE
-    case KIND_SERIALIZED:
-      return encode_serialized (meta, w);
-#endif
-    default:
-      return FALSE;
-  }
-}
-
-void
-cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
-    GByteArray * blob, CudaIpcMetaCounts * counts)
-{
-  gpointer state = NULL;
-  GstByteWriter w;
-  GstMeta *meta;
-  guint n = 0, start;
-
-  g_return_if_fail (GST_IS_BUFFER (buf));
-  g_return_if_fail (blob != NULL && counts != NULL);
-
-  if (filter && filter->none)
-    return;
-  /* written in place after what @blob holds, up to the most a frame
-   * carries: the writer never grows it */
-  start = blob->len;
-  if (start >= CUDAIPC_MAX_META_BYTES)
-    return;
-  g_byte_array_set_size (blob, CUDAIPC_MAX_META_BYTES);
-  gst_byte_writer_init_with_data (&w, blob->data, CUDAIPC_MAX_META_BYTES,
-      FALSE);
-  gst_byte_writer_set_pos (&w, start);
-  while ((meta = gst_buffer_iterate_meta (buf, &state)) != NULL) {
-    Kind kind = kind_of (meta);
-    guint at = gst_byte_writer_get_pos (&w);
-    gboolean ok;
-
-    if (!filter_allows (filter, meta->info->api))
-      continue;
-    if (kind == 0) {
-      if (meta->info->api != GST_VIDEO_META_API_TYPE)
-        counts->skipped++;
-      continue;
-    }
-    if (n >= CUDAIPC_MAX_METAS) {
-      counts->dropped++;
-      continue;
-    }
-    ok = gst_byte_writer_put_uint16_le (&w, kind) &&
-        gst_byte_writer_put_uint16_le (&w, 0) &&
-        gst_byte_writer_put_uint32_le (&w, 0) && encode_one (kind, meta, &w);
-    if (!ok) {
-      /* too large for what is left, over a limit, or not serializable:
-       * left out, and the writer back where the entry began */
-      GST_DEBUG ("%s left out: over a limit, the frame's metadata would be "
-          "too large, or it did not serialize",
-          g_type_name (meta->info->api));
-      counts->dropped++;
-      gst_byte_writer_set_pos (&w, at);
-      continue;
-    }
-    GST_WRITE_UINT32_LE (blob->data + at + 4,
-        gst_byte_writer_get_pos (&w) - at - ENTRY_HEADER);
-    counts->carried++;
-    n++;
-  }
-  g_byte_array_set_size (blob, gst_byte_writer_get_pos (&w));
-}
-
 /* Reading */
 
 static gboolean
-decode_roi (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
+cudaipc_metas_decode_roi (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
     GError ** error)
 {
   /* all of a region's parameters are read before its meta is made; most
@@ -469,7 +338,7 @@ decode_roi (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
       !gst_byte_reader_get_uint32_le (r, &y) ||
       !gst_byte_reader_get_uint32_le (r, &w) ||
       !gst_byte_reader_get_uint32_le (r, &h) ||
-      !cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+      !cudaipc_metas_get_count (r, codec->max_items, &n, error))
     goto fail;
   if (n > G_N_ELEMENTS (few))
     params = g_new (GstStructure *, n);
@@ -503,7 +372,9 @@ fail:
 }
 
 static gboolean
-decode_timecode (GstByteReader * r, GstBuffer * buf, GError ** error)
+cudaipc_metas_decode_timecode (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
+    GError ** error)
 {
   guint32 v[8];
   const gchar *jam_str;
@@ -535,7 +406,9 @@ decode_timecode (GstByteReader * r, GstBuffer * buf, GError ** error)
 }
 
 static gboolean
-decode_crop (GstByteReader * r, GstBuffer * buf, GError ** error)
+cudaipc_metas_decode_crop (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
+    GError ** error)
 {
   guint32 x, y, w, h;
   GstVideoCropMeta *crop;
@@ -556,7 +429,8 @@ decode_crop (GstByteReader * r, GstBuffer * buf, GError ** error)
 }
 
 static gboolean
-decode_reference_timestamp (GstByteReader * r, GstBuffer * buf,
+cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
     GError ** error)
 {
   const gchar *str;
@@ -679,7 +553,8 @@ add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
     GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
 
 static gboolean
-decode_analytics (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
+cudaipc_metas_decode_analytics (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
     GError ** error)
 {
   GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
@@ -689,7 +564,7 @@ decode_analytics (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
   guint32 n, n_rel;
   gboolean ok = FALSE;
 
-  if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+  if (!cudaipc_metas_get_count (r, codec->max_items, &n, error))
     goto out;
   g_array_set_size (mtds, n);
   for (guint i = 0; i < n; i++) {
@@ -703,7 +578,7 @@ decode_analytics (GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
     }
     g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), NULL);
   }
-  if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_RELATIONS, &n_rel, error))
+  if (!cudaipc_metas_get_count (r, codec->max_relations, &n_rel, error))
     goto out;
   for (guint i = 0; i < n_rel; i++) {
     guint32 rel[3];
@@ -765,58 +640,260 @@ out:
 }
 #endif
 
+#if SERIALIZABLE
+/* Any other meta: what GStreamer serializes of it. */
+
+static gboolean
+cudaipc_metas_encode_serialized (const CudaIpcMetaCodec * codec,
+    GstMeta * meta, GstByteWriter * w)
+{
+  GByteArray *data = g_byte_array_new ();
+  gboolean ok;
+
+  ok = gst_meta_serialize_simple (meta, data) && data->len > 0 &&
+      gst_byte_writer_put_data (w, data->data, data->len);
+  g_byte_array_unref (data);
+  return ok;
+}
+
+static gboolean
+cudaipc_metas_decode_serialized (const CudaIpcMetaCodec * codec,
+    GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
+    gboolean * added, GError ** error)
+{
+  guint32 len = gst_byte_reader_get_remaining (r), consumed = 0;
+  const guint8 *data = NULL;
+
+  gst_byte_reader_peek_data (r, len, &data);
+  /* GStreamer parses what it serialized: bound its nesting first */
+  if (!cudaipc_media_check_nesting_len ((const gchar *) data, len,
+          CUDAIPC_MAX_EVENT_NESTING, error))
+    return FALSE;
+  if (gst_meta_deserialize (buf, data, len, &consumed) == NULL) {
+    GST_DEBUG ("a serialized meta of %u bytes that this process cannot "
+        "rebuild (its API is unknown here, or it is malformed)", len);
+    *added = FALSE;
+  }
+  return TRUE;
+}
+#endif
+
+/* The codecs */
+
+/* One entry per kind of meta. A meta travels as the first entry of its
+ * API type, else, if GStreamer serializes it, as the entry of none. */
+static const CudaIpcMetaCodec codecs[] = {
+  {
+        .kind = CUDAIPC_META_KIND_ROI,
+        .name = "region-of-interest",
+        .api_type = gst_video_region_of_interest_meta_api_get_type,
+        .filter_name = "GstVideoRegionOfInterestMetaAPI",
+        .max_items = CUDAIPC_MAX_META_ITEMS,
+        .encode = cudaipc_metas_encode_roi,
+        .decode = cudaipc_metas_decode_roi,
+      },
+  {
+        .kind = CUDAIPC_META_KIND_TIMECODE,
+        .name = "time-code",
+        .api_type = gst_video_time_code_meta_api_get_type,
+        .filter_name = "GstVideoTimeCodeMetaAPI",
+        .encode = cudaipc_metas_encode_timecode,
+        .decode = cudaipc_metas_decode_timecode,
+      },
+  {
+        .kind = CUDAIPC_META_KIND_CROP,
+        .name = "crop",
+        .api_type = gst_video_crop_meta_api_get_type,
+        .filter_name = "GstVideoCropMetaAPI",
+        .encode = cudaipc_metas_encode_crop,
+        .decode = cudaipc_metas_decode_crop,
+      },
+  {
+        .kind = CUDAIPC_META_KIND_REFERENCE_TIMESTAMP,
+        .name = "reference-timestamp",
+        .api_type = gst_reference_timestamp_meta_api_get_type,
+        .filter_name = "GstReferenceTimestampMetaAPI",
+        .encode = cudaipc_metas_encode_reference_timestamp,
+        .decode = cudaipc_metas_decode_reference_timestamp,
+      },
+#ifdef HAVE_GST_ANALYTICS
+  {
+        .kind = CUDAIPC_META_KIND_ANALYTICS,
+        .name = "analytics",
+        .api_type = gst_analytics_relation_meta_api_get_type,
+        .filter_name = "GstAnalyticsRelationMetaAPI",
+        .max_items = CUDAIPC_MAX_META_ITEMS,
+        .max_relations = CUDAIPC_MAX_META_RELATIONS,
+        .encode = cudaipc_metas_encode_analytics,
+        .decode = cudaipc_metas_decode_analytics,
+      },
+#endif
+  /* the frame's layout travels in FRAME itself: neither carried here nor
+   * counted as skipped */
+  {
+        .kind = CUDAIPC_META_KIND_NONE,
+        .api_type = gst_video_meta_api_get_type,
+        .filter_name = "GstVideoMetaAPI",
+      },
+#if SERIALIZABLE
+  {
+        .kind = CUDAIPC_META_KIND_SERIALIZED,
+        .name = "serialized",
+        .encode = cudaipc_metas_encode_serialized,
+        .decode = cudaipc_metas_decode_serialized,
+      },
+#endif
+};
+
+/* The table's API types and filter names, looked up once: every meta of
+ * every frame is matched against them. */
+typedef struct
+{
+  GType api;
+  const gchar *filter_name;     /* interned */
+} Api;
+
+static const Api *
+apis (void)
+{
+  static Api table[G_N_ELEMENTS (codecs)];
+  static gsize done;
+
+  if (g_once_init_enter (&done)) {
+    for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
+      if (codecs[i].api_type == NULL)
+        continue;
+      table[i].api = codecs[i].api_type ();
+      table[i].filter_name = g_intern_static_string (codecs[i].filter_name);
+      /* a filter names a meta by its API type's name */
+      g_warn_if_fail (g_str_equal (g_type_name (table[i].api),
+              codecs[i].filter_name));
+    }
+    g_once_init_leave (&done, 1);
+  }
+  return table;
+}
+
+/* The entry @meta travels as, NULL for none, and the name the filter
+ * knows it by (NULL: its API type's, not yet looked up). */
+static const CudaIpcMetaCodec *
+codec_of (const GstMeta * meta, const gchar ** filter_name)
+{
+  const Api *table = apis ();
+  GType api = meta->info->api;
+
+  *filter_name = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
+    if (codecs[i].api_type != NULL ? table[i].api == api :
+#if SERIALIZABLE
+        meta->info->serialize_func != NULL
+#else
+        FALSE
+#endif
+        ) {
+      *filter_name = table[i].filter_name;
+      return &codecs[i];
+    }
+  }
+  return NULL;
+}
+
+/* The entry of @kind, NULL for one this build does not know. */
+static const CudaIpcMetaCodec *
+codec_for_kind (guint16 kind)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
+    if (codecs[i].kind == kind && codecs[i].decode != NULL)
+      return &codecs[i];
+  }
+  return NULL;
+}
+
+/* Encoding */
+
+void
+cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
+    GByteArray * blob, CudaIpcMetaCounts * counts)
+{
+  gpointer state = NULL;
+  GstByteWriter w;
+  GstMeta *meta;
+  guint n = 0, start;
+
+  g_return_if_fail (GST_IS_BUFFER (buf));
+  g_return_if_fail (blob != NULL && counts != NULL);
+
+  if (filter && filter->none)
+    return;
+  /* written in place after what @blob holds, up to the most a frame
+   * carries: the writer never grows it */
+  start = blob->len;
+  if (start >= CUDAIPC_MAX_META_BYTES)
+    return;
+  g_byte_array_set_size (blob, CUDAIPC_MAX_META_BYTES);
+  gst_byte_writer_init_with_data (&w, blob->data, CUDAIPC_MAX_META_BYTES,
+      FALSE);
+  gst_byte_writer_set_pos (&w, start);
+  while ((meta = gst_buffer_iterate_meta (buf, &state)) != NULL) {
+    const gchar *name;
+    const CudaIpcMetaCodec *codec = codec_of (meta, &name);
+    guint at = gst_byte_writer_get_pos (&w);
+    gboolean ok;
+
+    if (!filter_allows (filter, name, meta->info->api))
+      continue;
+    if (codec == NULL) {
+      counts->skipped++;
+      continue;
+    }
+    if (codec->encode == NULL)
+      continue;
+    if (n >= CUDAIPC_MAX_METAS) {
+      counts->dropped++;
+      continue;
+    }
+    ok = gst_byte_writer_put_uint16_le (&w, codec->kind) &&
+        gst_byte_writer_put_uint16_le (&w, 0) &&
+        gst_byte_writer_put_uint32_le (&w, 0) &&
+        codec->encode (codec, meta, &w);
+    if (!ok) {
+      /* too large for what is left, over a limit, or not serializable:
+       * left out, and the writer back where the entry began */
+      GST_DEBUG ("%s left out: over a limit, the frame's metadata would be "
+          "too large, or it did not serialize",
+          g_type_name (meta->info->api));
+      counts->dropped++;
+      gst_byte_writer_set_pos (&w, at);
+      continue;
+    }
+    GST_WRITE_UINT32_LE (blob->data + at + 4,
+        gst_byte_writer_get_pos (&w) - at - ENTRY_HEADER);
+    counts->carried++;
+    n++;
+  }
+  g_byte_array_set_size (blob, gst_byte_writer_get_pos (&w));
+}
+
+/* Decoding */
+
 /* FALSE with @error for a bad entry; TRUE, *@added FALSE, for one this
  * process cannot rebuild. */
 static gboolean
 decode_one (CudaIpcMetaNames * names, guint16 kind, const guint8 * data,
     guint32 len, GstBuffer * buf, gboolean * added, GError ** error)
 {
+  const CudaIpcMetaCodec *codec = codec_for_kind (kind);
   GstByteReader r;
-  gboolean ok;
 
+  if (codec == NULL) {
+    GST_DEBUG ("a meta entry of kind %u, which this build does not know",
+        kind);
+    *added = FALSE;
+    return TRUE;
+  }
   gst_byte_reader_init (&r, data, len);
   *added = TRUE;
-  switch (kind) {
-    case KIND_ROI:
-      ok = decode_roi (&r, names, buf, error);
-      break;
-    case KIND_TIMECODE:
-      ok = decode_timecode (&r, buf, error);
-      break;
-    case KIND_CROP:
-      ok = decode_crop (&r, buf, error);
-      break;
-    case KIND_REFERENCE_TIMESTAMP:
-      ok = decode_reference_timestamp (&r, buf, error);
-      break;
-#ifdef HAVE_GST_ANALYTICS
-    case KIND_ANALYTICS:
-      ok = decode_analytics (&r, names, buf, error);
-      break;
-#endif
-#if SERIALIZABLE
-    case KIND_SERIALIZED:{
-      guint32 consumed = 0;
-
-      /* GStreamer parses what it serialized: bound its nesting first */
-      if (!cudaipc_media_check_nesting_len ((const gchar *) data, len,
-              CUDAIPC_MAX_EVENT_NESTING, error))
-        return FALSE;
-      if (gst_meta_deserialize (buf, data, len, &consumed) == NULL) {
-        GST_DEBUG ("a serialized meta of %u bytes that this process cannot "
-            "rebuild (its API is unknown here, or it is malformed)", len);
-        *added = FALSE;
-      }
-      return TRUE;
-    }
-#endif
-    default:
-      GST_DEBUG ("a meta entry of kind %u, which this build does not know",
-          kind);
-      *added = FALSE;
-      return TRUE;
-  }
-  return ok;
+  return codec->decode (codec, &r, names, buf, added, error);
 }
 
 gboolean
@@ -878,15 +955,23 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
   return TRUE;
 }
 
+/* What the table carries, named once. */
 const gchar *
 cudaipc_metas_carried (void)
 {
-  return "region-of-interest, time-code, crop, reference-timestamp"
-#ifdef HAVE_GST_ANALYTICS
-      ", analytics"
-#endif
-#if SERIALIZABLE
-      ", serialized"
-#endif
-      ;
+  static const gchar *carried;
+
+  if (g_once_init_enter (&carried)) {
+    GString *s = g_string_new (NULL);
+
+    for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
+      if (codecs[i].encode == NULL)
+        continue;
+      if (s->len > 0)
+        g_string_append (s, ", ");
+      g_string_append (s, codecs[i].name);
+    }
+    g_once_init_leave (&carried, g_string_free (s, FALSE));
+  }
+  return carried;
 }
