@@ -51,14 +51,14 @@ typedef struct _CudaIpcMetaCodec CudaIpcMetaCodec;
 
 /* Writes the payload of @meta's entry. FALSE when it does not fit in what
  * @w has left, is over a limit of @codec, or cannot be written. */
-typedef gboolean (*CudaIpcMetaEncodeFunc) (const CudaIpcMetaCodec * codec,
+typedef gboolean CudaIpcMetaEncodeFunc (const CudaIpcMetaCodec * codec,
     GstMeta * meta, GstByteWriter * w);
 
 /* Reads and checks all of an entry's payload from @r, then adds its meta
  * to @buf. FALSE with @error for a payload that breaks a rule; TRUE with
  * *@added set to FALSE (it is TRUE on the call) for a meta this process
  * cannot rebuild. */
-typedef gboolean (*CudaIpcMetaDecodeFunc) (const CudaIpcMetaCodec * codec,
+typedef gboolean CudaIpcMetaDecodeFunc (const CudaIpcMetaCodec * codec,
     GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
     gboolean * added, GError ** error);
 
@@ -73,8 +73,8 @@ struct _CudaIpcMetaCodec
                                  * it; NULL: the meta's own */
   guint max_items;              /* items of one meta */
   guint max_relations;          /* relations between them */
-  CudaIpcMetaEncodeFunc encode; /* NULL: not carried as an entry */
-  CudaIpcMetaDecodeFunc decode;
+  CudaIpcMetaEncodeFunc *encode;       /* NULL: not carried as an entry */
+  CudaIpcMetaDecodeFunc *decode;
 };
 
 /* Writing */
@@ -159,5 +159,17 @@ cudaipc_metas_at_end (GstByteReader * r, GError ** error)
     return cudaipc_metas_bad (error, "a meta entry has bytes left over");
   return TRUE;
 }
+
+/* The codecs of the table (metas.c), in the file of their kind */
+
+/* video-metas.c */
+G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_roi;
+G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_roi;
+G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_timecode;
+G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_timecode;
+G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_crop;
+G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_crop;
+G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_reference_timestamp;
+G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_reference_timestamp;
 
 G_END_DECLS
