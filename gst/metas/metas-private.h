@@ -172,4 +172,10 @@ G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_crop;
 G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_reference_timestamp;
 G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_reference_timestamp;
 
+#ifdef HAVE_GST_ANALYTICS
+/* analytics-metas.c, built with gstreamer-analytics-1.0 only */
+G_GNUC_INTERNAL CudaIpcMetaEncodeFunc cudaipc_metas_encode_analytics;
+G_GNUC_INTERNAL CudaIpcMetaDecodeFunc cudaipc_metas_decode_analytics;
+#endif
+
 G_END_DECLS

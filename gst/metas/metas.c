@@ -11,7 +11,6 @@
 #include "config.h"
 #endif
 
-#include <string.h>
 #include <gst/base/gstbytereader.h>
 #include <gst/base/gstbytewriter.h>
 #include <gst/video/video.h>
@@ -100,342 +99,12 @@ filter_allows (const CudaIpcMetaFilter * f, const gchar * name, GType api)
   return FALSE;
 }
 
-/* Writing */
-
-#ifdef HAVE_GST_ANALYTICS
-typedef enum
-{
-  MTD_OD = 1,
-  MTD_CLS = 2,
-  MTD_TRACKING = 3,
-} MtdKind;
-
-static gboolean
-encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
-{
-  gint x = 0, y = 0, width = 0, height = 0;
-  gfloat conf = 0, r = 0;
-
-#if GST_CHECK_VERSION (1, 26, 0)
-  if (!gst_analytics_od_mtd_get_oriented_location (mtd, &x, &y, &width,
-          &height, &r, &conf))
-    return FALSE;
-#else
-  if (!gst_analytics_od_mtd_get_location (mtd, &x, &y, &width, &height,
-          &conf))
-    return FALSE;
-#endif
-  return cudaipc_metas_put_str (w,
-      cudaipc_metas_quark_str (gst_analytics_od_mtd_get_obj_type (mtd))) &&
-      gst_byte_writer_put_int32_le (w, x) &&
-      gst_byte_writer_put_int32_le (w, y) &&
-      gst_byte_writer_put_int32_le (w, width) &&
-      gst_byte_writer_put_int32_le (w, height) &&
-      gst_byte_writer_put_float32_le (w, conf) &&
-      gst_byte_writer_put_float32_le (w, r);
-}
-
-static gboolean
-encode_cls (GstAnalyticsMtd * mtd, GstByteWriter * w)
-{
-  gsize n = gst_analytics_cls_mtd_get_length (mtd);
-
-  if (n > CUDAIPC_MAX_META_ITEMS ||
-      !gst_byte_writer_put_uint32_le (w, (guint32) n))
-    return FALSE;
-  for (gsize i = 0; i < n; i++) {
-    if (!cudaipc_metas_put_str (w,
-            cudaipc_metas_quark_str (gst_analytics_cls_mtd_get_quark (mtd,
-                    i))) ||
-        !gst_byte_writer_put_float32_le (w,
-            gst_analytics_cls_mtd_get_level (mtd, i)))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-static gboolean
-encode_tracking (GstAnalyticsMtd * mtd, GstByteWriter * w)
-{
-  guint64 id = 0;
-  GstClockTime first = 0, last = 0;
-  gboolean lost = FALSE;
-
-  return gst_analytics_tracking_mtd_get_info (mtd, &id, &first, &last,
-      &lost) && gst_byte_writer_put_uint64_le (w, id) &&
-      gst_byte_writer_put_uint64_le (w, first) &&
-      gst_byte_writer_put_uint64_le (w, last) &&
-      gst_byte_writer_put_uint32_le (w, lost ? 1 : 0);
-}
-
-/* The entries this library carries, then the relations between them. */
-static gboolean
-cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
-{
-  GstAnalyticsRelationMeta *rm = (GstAnalyticsRelationMeta *) meta;
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
-  gpointer state = NULL;
-  GstAnalyticsMtd mtd;
-  guint n_pos, n_rel = 0, rel_pos;
-  gboolean ok = TRUE;
-
-  n_pos = gst_byte_writer_get_pos (w);
-  ok = gst_byte_writer_put_uint32_le (w, 0);
-  while (ok && gst_analytics_relation_meta_iterate (rm, &state,
-          GST_ANALYTICS_MTD_TYPE_ANY, &mtd)) {
-    GstAnalyticsMtdType type = gst_analytics_mtd_get_mtd_type (&mtd);
-    MtdKind kind;
-
-    if (type == gst_analytics_od_mtd_get_mtd_type ())
-      kind = MTD_OD;
-    else if (type == gst_analytics_cls_mtd_get_mtd_type ())
-      kind = MTD_CLS;
-    else if (type == gst_analytics_tracking_mtd_get_mtd_type ())
-      kind = MTD_TRACKING;
-    else {
-      GST_LOG ("analytics entry %u of type %s is not carried", mtd.id,
-          gst_analytics_mtd_type_get_name (type));
-      continue;
-    }
-    if (ids->len >= codec->max_items) {
-      ok = FALSE;
-      break;
-    }
-    ok = gst_byte_writer_put_uint32_le (w, mtd.id) &&
-        gst_byte_writer_put_uint16_le (w, kind) &&
-        gst_byte_writer_put_uint16_le (w, 0) &&
-        (kind == MTD_OD ? encode_od (&mtd, w) : kind == MTD_CLS ?
-        encode_cls (&mtd, w) : encode_tracking (&mtd, w));
-    g_array_append_val (ids, mtd.id);
-  }
-  rel_pos = gst_byte_writer_get_pos (w);
-  ok = ok && gst_byte_writer_put_uint32_le (w, 0);
-  for (guint i = 0; ok && i < ids->len; i++) {
-    for (guint j = 0; ok && j < ids->len; j++) {
-      guint a = g_array_index (ids, guint, i), b = g_array_index (ids, guint,
-          j);
-      GstAnalyticsRelTypes rel;
-
-      if (a == b)
-        continue;
-      rel = gst_analytics_relation_meta_get_relation (rm, a, b);
-      if (rel == GST_ANALYTICS_REL_TYPE_NONE)
-        continue;
-      ok = ++n_rel <= codec->max_relations &&
-          gst_byte_writer_put_uint32_le (w, a) &&
-          gst_byte_writer_put_uint32_le (w, b) &&
-          gst_byte_writer_put_uint32_le (w, (guint32) rel);
-    }
-  }
-  if (ok) {
-    guint end = gst_byte_writer_get_pos (w);
-
-    gst_byte_writer_set_pos (w, n_pos);
-    gst_byte_writer_put_uint32_le (w, ids->len);
-    gst_byte_writer_set_pos (w, rel_pos);
-    gst_byte_writer_put_uint32_le (w, n_rel);
-    gst_byte_writer_set_pos (w, end);
-  }
-  g_array_unref (ids);
-  return ok;
-}
-#endif
-
-/* Reading */
-
-#ifdef HAVE_GST_ANALYTICS
-/* An analytics entry as read, before anything is added. */
-typedef struct
-{
-  guint32 id;
-  guint16 kind;
-  GQuark type;                  /* OD */
-  gint32 x, y, w, h;
-  gfloat conf, r;
-  guint32 n;                    /* CLS */
-  GQuark quarks[CUDAIPC_MAX_META_ITEMS];
-  gfloat levels[CUDAIPC_MAX_META_ITEMS];
-  guint64 track_id, first, last;        /* TRACKING */
-  guint32 lost;
-} Mtd;
-
-static gboolean
-read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
-{
-  const gchar *s;
-
-  if (!gst_byte_reader_get_uint32_le (r, &m->id) ||
-      !gst_byte_reader_get_uint16_le (r, &m->kind) ||
-      !gst_byte_reader_skip (r, 2))
-    return cudaipc_metas_bad (error, "an analytics entry is truncated");
-  switch (m->kind) {
-    case MTD_OD:
-      if (!cudaipc_metas_get_str (r, &s, error) ||
-          !cudaipc_metas_peer_quark (names, s, NULL, &m->type, error))
-        return FALSE;
-      if (!gst_byte_reader_get_int32_le (r, &m->x) ||
-          !gst_byte_reader_get_int32_le (r, &m->y) ||
-          !gst_byte_reader_get_int32_le (r, &m->w) ||
-          !gst_byte_reader_get_int32_le (r, &m->h) ||
-          !gst_byte_reader_get_float32_le (r, &m->conf) ||
-          !gst_byte_reader_get_float32_le (r, &m->r))
-        return cudaipc_metas_bad (error, "an object detection is truncated");
-      return TRUE;
-    case MTD_CLS:
-      if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
-        return FALSE;
-      for (guint i = 0; i < m->n; i++) {
-        if (!cudaipc_metas_get_str (r, &s, error) ||
-            !cudaipc_metas_peer_quark (names, s, NULL, &m->quarks[i], error))
-          return FALSE;
-        if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
-          return cudaipc_metas_bad (error, "a classification is truncated");
-      }
-      return TRUE;
-    case MTD_TRACKING:
-      if (!gst_byte_reader_get_uint64_le (r, &m->track_id) ||
-          !gst_byte_reader_get_uint64_le (r, &m->first) ||
-          !gst_byte_reader_get_uint64_le (r, &m->last) ||
-          !gst_byte_reader_get_uint32_le (r, &m->lost) || m->lost > 1)
-        return cudaipc_metas_bad (error,
-            "a tracking entry is truncated or not valid");
-      return TRUE;
-    default:
-      return cudaipc_metas_bad (error, "an analytics entry of an unknown kind");
-  }
-}
-
-static gboolean
-add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
-{
-  GstAnalyticsMtd out;
-  gboolean ok;
-
-  switch (m->kind) {
-    case MTD_OD:
-#if GST_CHECK_VERSION (1, 26, 0)
-      ok = gst_analytics_relation_meta_add_oriented_od_mtd (rm, m->type, m->x,
-          m->y, m->w, m->h, m->r, m->conf, &out);
-#else
-      ok = gst_analytics_relation_meta_add_od_mtd (rm, m->type, m->x, m->y,
-          m->w, m->h, m->conf, &out);
-#endif
-      break;
-    case MTD_CLS:
-      ok = gst_analytics_relation_meta_add_cls_mtd (rm, m->n,
-          (gfloat *) m->levels, (GQuark *) m->quarks, &out);
-      break;
-    default:
-      ok = gst_analytics_relation_meta_add_tracking_mtd (rm, m->track_id,
-          m->first, &out);
-      if (ok)
-        ok = gst_analytics_tracking_mtd_update_last_seen (&out, m->last);
-      if (ok && m->lost)
-        ok = gst_analytics_tracking_mtd_set_lost (&out);
-      break;
-  }
-  *id = out.id;
-  return ok;
-}
-
-#define REL_TYPES_KNOWN (GST_ANALYTICS_REL_TYPE_IS_PART_OF | \
-    GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
-
-static gboolean
-cudaipc_metas_decode_analytics (const CudaIpcMetaCodec * codec, GstByteReader * r,
-    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
-    GError ** error)
-{
-  GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
-  GArray *rels = g_array_new (FALSE, FALSE, sizeof (guint32) * 3);
-  GHashTable *ids = g_hash_table_new (NULL, NULL);
-  GstAnalyticsRelationMeta *rm;
-  guint32 n, n_rel;
-  gboolean ok = FALSE;
-
-  if (!cudaipc_metas_get_count (r, codec->max_items, &n, error))
-    goto out;
-  g_array_set_size (mtds, n);
-  for (guint i = 0; i < n; i++) {
-    Mtd *m = &g_array_index (mtds, Mtd, i);
-
-    if (!read_mtd (r, names, m, error))
-      goto out;
-    if (g_hash_table_contains (ids, GUINT_TO_POINTER (m->id))) {
-      cudaipc_metas_bad (error, "two analytics entries of one id");
-      goto out;
-    }
-    g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), NULL);
-  }
-  if (!cudaipc_metas_get_count (r, codec->max_relations, &n_rel, error))
-    goto out;
-  for (guint i = 0; i < n_rel; i++) {
-    guint32 rel[3];
-
-    if (!gst_byte_reader_get_uint32_le (r, &rel[0]) ||
-        !gst_byte_reader_get_uint32_le (r, &rel[1]) ||
-        !gst_byte_reader_get_uint32_le (r, &rel[2])) {
-      cudaipc_metas_bad (error, "a relation is truncated");
-      goto out;
-    }
-#if GST_CHECK_VERSION (1, 26, 0)
-    if (rel[2] & ~(REL_TYPES_KNOWN | GST_ANALYTICS_REL_TYPE_N_TO_N)
-#else
-    if (rel[2] & ~REL_TYPES_KNOWN
-#endif
-        || rel[2] == 0 || rel[0] == rel[1] ||
-        !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[0])) ||
-        !g_hash_table_contains (ids, GUINT_TO_POINTER (rel[1]))) {
-      cudaipc_metas_bad (error, "a relation of an unknown type or entry");
-      goto out;
-    }
-    g_array_append_val (rels, rel);
-  }
-  if (!cudaipc_metas_at_end (r, error))
-    goto out;
-
-  /* all of it read: now the meta, each entry under its new id */
-  rm = gst_buffer_add_analytics_relation_meta (buf);
-  for (guint i = 0; i < n; i++) {
-    const Mtd *m = &g_array_index (mtds, Mtd, i);
-    guint id;
-
-    if (!add_mtd (rm, m, &id)) {
-      cudaipc_metas_bad (error, "an analytics entry was refused");
-      goto out;
-    }
-    g_hash_table_insert (ids, GUINT_TO_POINTER (m->id), GUINT_TO_POINTER (id));
-  }
-  for (guint i = 0; i < rels->len; i++) {
-    const guint32 *rel = (const guint32 *) (rels->data + i * sizeof (guint32)
-        * 3);
-    guint a = GPOINTER_TO_UINT (g_hash_table_lookup (ids,
-            GUINT_TO_POINTER (rel[0])));
-    guint b = GPOINTER_TO_UINT (g_hash_table_lookup (ids,
-            GUINT_TO_POINTER (rel[1])));
-
-    if (!gst_analytics_relation_meta_set_relation (rm, rel[2], a, b)) {
-      cudaipc_metas_bad (error, "a relation was refused");
-      goto out;
-    }
-  }
-  ok = TRUE;
-
-out:
-  g_hash_table_unref (ids);
-  g_array_unref (rels);
-  g_array_unref (mtds);
-  return ok;
-}
-#endif
+/* Any other meta, as GStreamer serializes it */
 
 #if SERIALIZABLE
-/* Any other meta: what GStreamer serializes of it. */
-
 static gboolean
-cudaipc_metas_encode_serialized (const CudaIpcMetaCodec * codec,
-    GstMeta * meta, GstByteWriter * w)
+encode_serialized (const CudaIpcMetaCodec * codec, GstMeta * meta,
+    GstByteWriter * w)
 {
   GByteArray *data = g_byte_array_new ();
   gboolean ok;
@@ -447,9 +116,9 @@ cudaipc_metas_encode_serialized (const CudaIpcMetaCodec * codec,
 }
 
 static gboolean
-cudaipc_metas_decode_serialized (const CudaIpcMetaCodec * codec,
-    GstByteReader * r, CudaIpcMetaNames * names, GstBuffer * buf,
-    gboolean * added, GError ** error)
+decode_serialized (const CudaIpcMetaCodec * codec, GstByteReader * r,
+    CudaIpcMetaNames * names, GstBuffer * buf, gboolean * added,
+    GError ** error)
 {
   guint32 len = gst_byte_reader_get_remaining (r), consumed = 0;
   const guint8 *data = NULL;
@@ -474,64 +143,64 @@ cudaipc_metas_decode_serialized (const CudaIpcMetaCodec * codec,
  * API type, else, if GStreamer serializes it, as the entry of none. */
 static const CudaIpcMetaCodec codecs[] = {
   {
-        .kind = CUDAIPC_META_KIND_ROI,
-        .name = "region-of-interest",
-        .api_type = gst_video_region_of_interest_meta_api_get_type,
-        .filter_name = "GstVideoRegionOfInterestMetaAPI",
-        .max_items = CUDAIPC_MAX_META_ITEMS,
-        .encode = cudaipc_metas_encode_roi,
-        .decode = cudaipc_metas_decode_roi,
-      },
+    .kind = CUDAIPC_META_KIND_ROI,
+    .name = "region-of-interest",
+    .api_type = gst_video_region_of_interest_meta_api_get_type,
+    .filter_name = "GstVideoRegionOfInterestMetaAPI",
+    .max_items = CUDAIPC_MAX_META_ITEMS,
+    .encode = cudaipc_metas_encode_roi,
+    .decode = cudaipc_metas_decode_roi,
+  },
   {
-        .kind = CUDAIPC_META_KIND_TIMECODE,
-        .name = "time-code",
-        .api_type = gst_video_time_code_meta_api_get_type,
-        .filter_name = "GstVideoTimeCodeMetaAPI",
-        .encode = cudaipc_metas_encode_timecode,
-        .decode = cudaipc_metas_decode_timecode,
-      },
+    .kind = CUDAIPC_META_KIND_TIMECODE,
+    .name = "time-code",
+    .api_type = gst_video_time_code_meta_api_get_type,
+    .filter_name = "GstVideoTimeCodeMetaAPI",
+    .encode = cudaipc_metas_encode_timecode,
+    .decode = cudaipc_metas_decode_timecode,
+  },
   {
-        .kind = CUDAIPC_META_KIND_CROP,
-        .name = "crop",
-        .api_type = gst_video_crop_meta_api_get_type,
-        .filter_name = "GstVideoCropMetaAPI",
-        .encode = cudaipc_metas_encode_crop,
-        .decode = cudaipc_metas_decode_crop,
-      },
+    .kind = CUDAIPC_META_KIND_CROP,
+    .name = "crop",
+    .api_type = gst_video_crop_meta_api_get_type,
+    .filter_name = "GstVideoCropMetaAPI",
+    .encode = cudaipc_metas_encode_crop,
+    .decode = cudaipc_metas_decode_crop,
+  },
   {
-        .kind = CUDAIPC_META_KIND_REFERENCE_TIMESTAMP,
-        .name = "reference-timestamp",
-        .api_type = gst_reference_timestamp_meta_api_get_type,
-        .filter_name = "GstReferenceTimestampMetaAPI",
-        .encode = cudaipc_metas_encode_reference_timestamp,
-        .decode = cudaipc_metas_decode_reference_timestamp,
-      },
+    .kind = CUDAIPC_META_KIND_REFERENCE_TIMESTAMP,
+    .name = "reference-timestamp",
+    .api_type = gst_reference_timestamp_meta_api_get_type,
+    .filter_name = "GstReferenceTimestampMetaAPI",
+    .encode = cudaipc_metas_encode_reference_timestamp,
+    .decode = cudaipc_metas_decode_reference_timestamp,
+  },
 #ifdef HAVE_GST_ANALYTICS
   {
-        .kind = CUDAIPC_META_KIND_ANALYTICS,
-        .name = "analytics",
-        .api_type = gst_analytics_relation_meta_api_get_type,
-        .filter_name = "GstAnalyticsRelationMetaAPI",
-        .max_items = CUDAIPC_MAX_META_ITEMS,
-        .max_relations = CUDAIPC_MAX_META_RELATIONS,
-        .encode = cudaipc_metas_encode_analytics,
-        .decode = cudaipc_metas_decode_analytics,
-      },
+    .kind = CUDAIPC_META_KIND_ANALYTICS,
+    .name = "analytics",
+    .api_type = gst_analytics_relation_meta_api_get_type,
+    .filter_name = "GstAnalyticsRelationMetaAPI",
+    .max_items = CUDAIPC_MAX_META_ITEMS,
+    .max_relations = CUDAIPC_MAX_META_RELATIONS,
+    .encode = cudaipc_metas_encode_analytics,
+    .decode = cudaipc_metas_decode_analytics,
+  },
 #endif
   /* the frame's layout travels in FRAME itself: neither carried here nor
    * counted as skipped */
   {
-        .kind = CUDAIPC_META_KIND_NONE,
-        .api_type = gst_video_meta_api_get_type,
-        .filter_name = "GstVideoMetaAPI",
-      },
+    .kind = CUDAIPC_META_KIND_NONE,
+    .api_type = gst_video_meta_api_get_type,
+    .filter_name = "GstVideoMetaAPI",
+  },
 #if SERIALIZABLE
   {
-        .kind = CUDAIPC_META_KIND_SERIALIZED,
-        .name = "serialized",
-        .encode = cudaipc_metas_encode_serialized,
-        .decode = cudaipc_metas_decode_serialized,
-      },
+    .kind = CUDAIPC_META_KIND_SERIALIZED,
+    .name = "serialized",
+    .encode = encode_serialized,
+    .decode = decode_serialized,
+  },
 #endif
 };
 
@@ -564,6 +233,18 @@ apis (void)
   return table;
 }
 
+/* Whether GStreamer serializes @meta, which the entry of no API type
+ * then carries. */
+static inline gboolean
+serializes (const GstMeta * meta)
+{
+#if SERIALIZABLE
+  return meta->info->serialize_func != NULL;
+#else
+  return FALSE;
+#endif
+}
+
 /* The entry @meta travels as, NULL for none, and the name the filter
  * knows it by (NULL: its API type's, not yet looked up). */
 static const CudaIpcMetaCodec *
@@ -575,12 +256,7 @@ codec_of (const GstMeta * meta, const gchar ** filter_name)
   *filter_name = NULL;
   for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
     if (codecs[i].api_type != NULL ? table[i].api == api :
-#if SERIALIZABLE
-        meta->info->serialize_func != NULL
-#else
-        FALSE
-#endif
-        ) {
+        serializes (meta)) {
       *filter_name = table[i].filter_name;
       return &codecs[i];
     }

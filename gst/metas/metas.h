@@ -3,7 +3,9 @@
  * A frame's GstMetas on the wire (docs/protocol.md, Frame metadata): the
  * producer encodes the metas of a buffer into the blob a FRAME carries,
  * the consumer decodes a blob onto the buffer it pushes. One encoder and
- * one decoder per meta, all in metas/metas.c:
+ * one decoder per kind of meta, each pair an entry of one table of codecs
+ * (metas.c; the video metas' codecs in video-metas.c, the analytics
+ * meta's in analytics-metas.c, region parameters in structure-codec.c):
  *
  *   region of interest  GstVideoRegionOfInterestMeta: type, id, parent id,
  *                       rectangle, parameter structures
