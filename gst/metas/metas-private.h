@@ -18,6 +18,9 @@
  * entry began. A decoder reads with a GstByteReader over one entry's
  * payload, which is untrusted: every get checks what is left first, and
  * every string it returns points into the blob, valid while the blob is.
+ * What a decoder makes (structures, caps, the meta) is the buffer's once
+ * added to it, and the decoder's to free when it is not; a codec frees
+ * whatever else it allocates before it returns.
  *
  * The table is constant, and a codec keeps no state between calls but for
  * the count of the names it made (structure-codec.h): any thread.
@@ -71,8 +74,9 @@ struct _CudaIpcMetaCodec
   GType (*api_type) (void);
   const gchar *filter_name;     /* the API type's name, as a filter lists
                                  * it; NULL: the meta's own */
-  guint max_items;              /* items of one meta */
-  guint max_relations;          /* relations between them */
+  guint max_items;              /* items of one meta: a region's
+                                 * parameters, an analytics meta's entries */
+  guint max_relations;          /* relations between those entries */
   CudaIpcMetaEncodeFunc *encode;       /* NULL: not carried as an entry */
   CudaIpcMetaDecodeFunc *decode;
 };

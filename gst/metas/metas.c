@@ -248,15 +248,14 @@ serializes (const GstMeta * meta)
 /* The entry @meta travels as, NULL for none, and the name the filter
  * knows it by (NULL: its API type's, not yet looked up). */
 static const CudaIpcMetaCodec *
-codec_of (const GstMeta * meta, const gchar ** filter_name)
+codec_of (const Api * table, const GstMeta * meta, const gchar ** filter_name)
 {
-  const Api *table = apis ();
   GType api = meta->info->api;
 
   *filter_name = NULL;
   for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
-    if (codecs[i].api_type != NULL ? table[i].api == api :
-        serializes (meta)) {
+    if (table[i].api == api || (codecs[i].api_type == NULL &&
+            serializes (meta))) {
       *filter_name = table[i].filter_name;
       return &codecs[i];
     }
@@ -281,6 +280,7 @@ void
 cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
     GByteArray * blob, CudaIpcMetaCounts * counts)
 {
+  const Api *table = apis ();
   gpointer state = NULL;
   GstByteWriter w;
   GstMeta *meta;
@@ -302,7 +302,7 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
   gst_byte_writer_set_pos (&w, start);
   while ((meta = gst_buffer_iterate_meta (buf, &state)) != NULL) {
     const gchar *name;
-    const CudaIpcMetaCodec *codec = codec_of (meta, &name);
+    const CudaIpcMetaCodec *codec = codec_of (table, meta, &name);
     guint at = gst_byte_writer_get_pos (&w);
     gboolean ok;
 
