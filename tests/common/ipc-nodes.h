@@ -16,6 +16,7 @@
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 
+#include "test-pattern.h"
 #include "test-util.h"
 
 typedef struct
@@ -166,4 +167,14 @@ cudaipc_test_have_gpu (void)
     g_print ("SKIP: %s", out ? out : "no ipc-node\n");
   g_free (out);
   return ok;
+}
+
+/* The prepare hook (test-main.h) of a suite built again for the gpu suite:
+ * CUDAIPC_TEST_SKIP where ipc-node finds no CUDA device. */
+static inline gint
+cudaipc_test_need_gpu (void)
+{
+  if (!cudaipc_test_have_gpu ())
+    return CUDAIPC_TEST_SKIP;
+  return 0;
 }

@@ -29,17 +29,14 @@
  *                                    the fds in two control messages)
  *   cudaipc_test_send_ok ()          cudaipc_conn_send () that must succeed
  *
- * cudaipc_test_set_timeout () sets a test case's time-out; where the
- * tests run in this process (CK_FORK=no, as in the gpu suite), where
- * check cannot stop a test, SIGALRM ends the process once a test runs
- * past it, with a message, instead of leaving meson to wait.
+ * The fixture every test runs in (fds checked before and after, the
+ * time-out) is test-main.h's.
  */
 #pragma once
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -320,43 +317,4 @@ cudaipc_test_client_stats (gpointer sink, const gchar * client)
   }
   gst_structure_free (stats);
   return found;
-}
-
-static guint cudaipc_test_alarm_s;
-
-static inline void
-cudaipc_test_alarm_hit (int sig)
-{
-  static const char msg[] = "test: a test ran past its time-out with "
-      "CK_FORK=no: the process stops here\n";
-
-  (void) sig;
-  (void) !write (STDERR_FILENO, msg, sizeof msg - 1);
-  _exit (124);
-}
-
-static inline void
-cudaipc_test_alarm_arm (void)
-{
-  signal (SIGALRM, cudaipc_test_alarm_hit);
-  alarm (cudaipc_test_alarm_s);
-}
-
-static inline void
-cudaipc_test_alarm_disarm (void)
-{
-  alarm (0);
-}
-
-static inline void
-cudaipc_test_set_timeout (TCase * tc, guint seconds)
-{
-  const gchar *mult = g_getenv ("CK_TIMEOUT_MULTIPLIER");
-
-  tcase_set_timeout (tc, seconds);
-  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") != 0)
-    return;
-  cudaipc_test_alarm_s = seconds * MAX (1, mult ? atoi (mult) : 1);
-  tcase_add_checked_fixture (tc, cudaipc_test_alarm_arm,
-      cudaipc_test_alarm_disarm);
 }

@@ -15,6 +15,7 @@
 #include <gst/video/video.h>
 
 #include "api/cudaipc.h"
+#include "test-main.h"
 
 /* dlpack.h's unversioned DLManagedTensor, which is ABI */
 typedef struct
@@ -243,15 +244,16 @@ static Suite *
 api_planes_suite (void)
 {
   Suite *s = suite_create ("api-planes");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
   tcase_add_checked_fixture (tc, setup, teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_planes_as_arrays);
   tcase_add_test (tc, test_planes_refused);
   tcase_add_test (tc, test_dlpack_holds_frame);
   return s;
 }
 
-GST_CHECK_MAIN (api_planes);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "api_planes",
+  .suite = api_planes_suite,
+};

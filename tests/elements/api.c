@@ -14,6 +14,7 @@
 
 #include "api/cudaipc.h"
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 /* Whether @addr lies in a mapping of a memfd slot in this process. */
@@ -259,11 +260,9 @@ static Suite *
 api_suite (void)
 {
   Suite *s = suite_create ("api");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 120);
 
-  tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_consumer_reads_frames);
   tcase_add_test (tc, test_consumer_errors);
   tcase_add_test (tc, test_producer_read_by_src);
@@ -271,4 +270,7 @@ api_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (api);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "api",
+  .suite = api_suite,
+};

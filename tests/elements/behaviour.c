@@ -39,6 +39,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 #define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
@@ -146,6 +147,19 @@ next_message (GstElement * pipe, GstMessageType type, const gchar * name,
   }
   gst_object_unref (bus);
   return msg;
+}
+
+/* Fails the test unless @pipe posts the element message @name within
+ * @timeout_ms; the message goes (it holds its element, and the element
+ * its connection's fds). */
+static void
+expect_message (GstElement * pipe, const gchar * name, gint timeout_ms)
+{
+  GstMessage *msg = next_message (pipe, GST_MESSAGE_ELEMENT, name,
+      timeout_ms);
+
+  fail_unless (msg != NULL, "no %s within %d ms", name, timeout_ms);
+  gst_message_unref (msg);
 }
 
 /* Unix listeners that misbehave */
@@ -257,17 +271,14 @@ GST_START_TEST (test_null_in_every_state)
   /* streaming */
   p = producer (sock, NULL);
   c = consumer (sock, NULL);
-  fail_unless (next_message (c, GST_MESSAGE_ELEMENT, "cudaipcsrc-connected",
-          5000) != NULL);
+  expect_message (c, "cudaipcsrc-connected", 5000);
   check_quick_null (c, "streaming");
 
   /* reconnecting: the producer went away */
   c = consumer (sock, "reconnect-timeout=0");
-  fail_unless (next_message (c, GST_MESSAGE_ELEMENT, "cudaipcsrc-connected",
-          5000) != NULL);
+  expect_message (c, "cudaipcsrc-connected", 5000);
   stop (p);
-  fail_unless (next_message (c, GST_MESSAGE_ELEMENT,
-          "cudaipcsrc-producer-lost", 5000) != NULL);
+  expect_message (c, "cudaipcsrc-producer-lost", 5000);
   check_quick_null (c, "reconnecting");
 }
 
@@ -711,8 +722,7 @@ GST_START_TEST (test_waiting_logged_when_waiting)
   g_usleep (200 * 1000);
   before = g_atomic_int_get (&waiting_lines);
   c = consumer (sock, NULL);
-  fail_unless (next_message (c, GST_MESSAGE_ELEMENT, "cudaipcsrc-connected",
-          5000) != NULL);
+  expect_message (c, "cudaipcsrc-connected", 5000);
   /* a second of frames with a consumer there: no more lines */
   g_usleep (G_USEC_PER_SEC);
   g_print ("behaviour: 'waiting for a consumer' %d times before it came, %d "
@@ -731,12 +741,10 @@ static Suite *
 behaviour_suite (void)
 {
   Suite *s = suite_create ("behaviour");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 240);
 
   /* the slow consumer runs a minute */
-  cudaipc_test_set_timeout (tc, 240);
   tcase_add_checked_fixture (tc, setup, teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_null_in_every_state);
   tcase_add_test (tc, test_full_backlog_timeout);
   tcase_add_test (tc, test_sigint_ends_waiting_consumer);
@@ -750,14 +758,10 @@ behaviour_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
-{
-  gst_check_init (&argc, &argv);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "behaviour-" BACKEND,
+  .suite = behaviour_suite,
 #ifdef CUDAIPC_TEST_GPU
-  if (!cudaipc_test_have_gpu ())
-    return CUDAIPC_TEST_SKIP;
+  .prepare = cudaipc_test_need_gpu,
 #endif
-  return gst_check_run_suite (behaviour_suite (), "behaviour-" BACKEND,
-      __FILE__);
-}
+};

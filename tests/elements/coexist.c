@@ -26,6 +26,7 @@
 
 #include <gst/check/gstcheck.h>
 
+#include "test-main.h"
 #include "test-util.h"
 
 static GstPlugin *
@@ -293,21 +294,25 @@ static Suite *
 coexist_suite (void)
 {
   Suite *s = suite_create ("coexist");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_both_plugins_load);
   tcase_add_test (tc, test_names_with_nvcodec_scanned_last);
   tcase_add_test (tc, test_names_when_ours_joins_a_registry);
   return s;
 }
 
-int
-main (int argc, char **argv)
+/* run again as its own child (run_child_with()) */
+static gint
+early (gint argc, gchar ** argv)
 {
   if (argc > 1 && strcmp (argv[1], "--child") == 0)
     return child_main (argc, argv);
-  gst_check_init (&argc, &argv);
-  return gst_check_run_suite (coexist_suite (), "coexist", __FILE__);
+  return -1;
 }
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "coexist",
+  .suite = coexist_suite,
+  .early = early,
+};

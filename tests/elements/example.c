@@ -23,6 +23,7 @@
 #include <gst/video/video.h>
 
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 #ifdef CUDAIPC_TEST_GPU
@@ -211,11 +212,9 @@ static Suite *
 example_suite (void)
 {
   Suite *s = suite_create ("example-" BACKEND);
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 120);
 
-  cudaipc_test_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_frames);
   tcase_add_test (tc, test_padded_rows);
   tcase_add_test (tc, test_stream_ends_early);
@@ -223,13 +222,10 @@ example_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
-{
-  gst_check_init (&argc, &argv);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "example-" BACKEND,
+  .suite = example_suite,
 #ifdef CUDAIPC_TEST_GPU
-  if (!cudaipc_test_have_gpu ())
-    return CUDAIPC_TEST_SKIP;
+  .prepare = cudaipc_test_need_gpu,
 #endif
-  return gst_check_run_suite (example_suite (), "example-" BACKEND, __FILE__);
-}
+};

@@ -15,6 +15,7 @@
 #include <pwd.h>
 
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 #ifdef CUDAIPC_TEST_GPU
@@ -457,11 +458,9 @@ static Suite *
 faults_suite (void)
 {
   Suite *s = suite_create ("faults-" BACKEND);
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 240);
 
-  cudaipc_test_set_timeout (tc, 240);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_consumer_killed_frees_its_slots);
   tcase_add_test (tc, test_producer_killed_and_restarted);
   tcase_add_test (tc, test_producer_killed_no_reconnect);
@@ -482,13 +481,10 @@ faults_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
-{
-  gst_check_init (&argc, &argv);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "faults-" BACKEND,
+  .suite = faults_suite,
 #ifdef CUDAIPC_TEST_GPU
-  if (!cudaipc_test_have_gpu ())
-    return CUDAIPC_TEST_SKIP;
+  .prepare = cudaipc_test_need_gpu,
 #endif
-  return gst_check_run_suite (faults_suite (), "faults-" BACKEND, __FILE__);
-}
+};

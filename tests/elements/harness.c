@@ -23,6 +23,7 @@
 
 #include "device/device.h"
 #include "common/error.h"
+#include "test-main.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -957,11 +958,9 @@ static Suite *
 harness_suite (void)
 {
   Suite *s = suite_create ("harness");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
   tcase_add_checked_fixture (tc, setup, teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_sink_counts_frames);
   tcase_add_test (tc, test_sink_to_src);
   tcase_add_test (tc, test_sink_state_cycles);
@@ -971,4 +970,7 @@ harness_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (harness);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "harness",
+  .suite = harness_suite,
+};

@@ -19,6 +19,7 @@
 #include <gst/video/video.h>
 
 #include "buffers/slot-pool.h"
+#include "test-main.h"
 #include "test-pattern.h"
 #include "test-pool.h"
 #include "test-util.h"
@@ -470,9 +471,8 @@ static Suite *
 in_place_suite (void)
 {
   Suite *s = suite_create ("in_place");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_frames_go_out_in_place);
   tcase_add_test (tc, test_unpushed_buffer_gives_slot_back);
@@ -481,8 +481,10 @@ in_place_suite (void)
   tcase_add_test (tc, test_buffer_outlives_ring_and_sink);
   tcase_add_test (tc, test_wait_follows_on_full_and_ends_at_stop);
   tcase_add_test (tc, test_in_place_off);
-  suite_add_tcase (s, tc);
   return s;
 }
 
-GST_CHECK_MAIN (in_place);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "in_place",
+  .suite = in_place_suite,
+};

@@ -24,6 +24,7 @@
 
 #include "buffers/gstcuda.h"
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -377,11 +378,9 @@ static Suite *
 ipc_suite (void)
 {
   Suite *s = suite_create ("ipc-" BACKEND);
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 240);
 
-  cudaipc_test_set_timeout (tc, 240);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_bit_exact_frames);
   tcase_add_test (tc, test_caps_change);
   tcase_add_test (tc, test_three_consumers_wait);
@@ -401,13 +400,10 @@ ipc_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
-{
-  gst_check_init (&argc, &argv);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "ipc-" BACKEND,
+  .suite = ipc_suite,
 #ifdef CUDAIPC_TEST_GPU
-  if (!cudaipc_test_have_gpu ())
-    return CUDAIPC_TEST_SKIP;
+  .prepare = cudaipc_test_need_gpu,
 #endif
-  return gst_check_run_suite (ipc_suite (), "ipc-" BACKEND, __FILE__);
-}
+};

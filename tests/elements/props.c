@@ -20,6 +20,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "device/cuda-loader.h"
+#include "test-main.h"
 #include "test-util.h"
 
 static gchar *sock;
@@ -474,11 +475,9 @@ static Suite *
 props_suite (void)
 {
   Suite *s = suite_create ("props");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
   tcase_add_checked_fixture (tc, setup, teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_registered_with_own_types);
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_pad_templates);
@@ -490,4 +489,7 @@ props_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (props);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "props",
+  .suite = props_suite,
+};

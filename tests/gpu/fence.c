@@ -41,6 +41,7 @@
 #include "ring/fence.h"
 #include "ring/fence-page.h"
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -727,10 +728,8 @@ static Suite *
 gpu_fence_suite (void)
 {
   Suite *s = suite_create ("gpu-fence");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 240);
 
-  cudaipc_test_set_timeout (tc, 240);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_fence_page_orders_a_copy_across_processes);
   tcase_add_test (tc, test_event_orders_a_copy_across_processes);
   tcase_add_test (tc, test_src_no_driver_call_with_fence_page);
@@ -742,13 +741,12 @@ gpu_fence_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
+/* device 0, once, for every test: they run in this process (CK_FORK=no) */
+static gint
+open_device (void)
 {
   GError *err = NULL;
-  int ret;
 
-  gst_check_init (&argc, &argv);
   device = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
   if (!device) {
     g_print ("SKIP: %s\n", err->message);
@@ -756,7 +754,18 @@ main (int argc, char **argv)
     return CUDAIPC_TEST_SKIP;
   }
   g_print ("gpu: device 0 is %s\n", cudaipc_device_get_name (device));
-  ret = gst_check_run_suite (gpu_fence_suite (), "gpu-fence", __FILE__);
-  cudaipc_device_unref (device);
-  return ret;
+  return 0;
 }
+
+static void
+close_device (void)
+{
+  cudaipc_device_unref (device);
+}
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "gpu-fence",
+  .suite = gpu_fence_suite,
+  .prepare = open_device,
+  .finish = close_device,
+};

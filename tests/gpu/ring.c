@@ -25,6 +25,7 @@
 #include "device/device.h"
 #include "common/error.h"
 #include "ring/ring.h"
+#include "test-main.h"
 #include "test-pattern.h"
 #include "test-util.h"
 
@@ -300,10 +301,8 @@ static Suite *
 gpu_ring_suite (void)
 {
   Suite *s = suite_create ("gpu-ring");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 120);
 
-  cudaipc_test_set_timeout (tc, 120);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_ring_shared_with_second_process);
   tcase_add_test (tc, test_descriptor_refused_before_mapping);
   tcase_add_test (tc, test_ring_rebuilt_100_times);
@@ -311,13 +310,12 @@ gpu_ring_suite (void)
   return s;
 }
 
-int
-main (int argc, char **argv)
+/* device 0, once, for every test: they run in this process (CK_FORK=no) */
+static gint
+open_device (void)
 {
   GError *err = NULL;
-  int ret;
 
-  gst_check_init (&argc, &argv);
   device = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &err);
   if (!device) {
     g_print ("SKIP: %s\n", err->message);
@@ -325,7 +323,18 @@ main (int argc, char **argv)
     return CUDAIPC_TEST_SKIP;
   }
   g_print ("gpu: device 0 is %s\n", cudaipc_device_get_name (device));
-  ret = gst_check_run_suite (gpu_ring_suite (), "gpu-ring", __FILE__);
-  cudaipc_device_unref (device);
-  return ret;
+  return 0;
 }
+
+static void
+close_device (void)
+{
+  cudaipc_device_unref (device);
+}
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "gpu-ring",
+  .suite = gpu_ring_suite,
+  .prepare = open_device,
+  .finish = close_device,
+};

@@ -24,6 +24,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 #define FRAMES "300"
@@ -137,19 +138,19 @@ static Suite *
 peer_suite (void)
 {
   Suite *s = suite_create ("gpu-two-gpus");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 300);
 
-  cudaipc_test_set_timeout (tc, 300);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_peer_reads_bit_exact);
   tcase_add_test (tc, test_peer_into_gst_cuda_memory);
   tcase_add_test (tc, test_peer_access_off_refused);
   return s;
 }
 
-int
-main (int argc, char **argv)
+/* Runs the suite only where ipc-node sees two GPUs; CUDA is never opened
+ * in this process: the nodes do it. */
+static gint
+probe_two_gpus (void)
 {
   const gchar *node = g_getenv ("CUDAIPC_IPC_NODE");
   gchar *probe[] = { (gchar *) node, (gchar *) "probe",
@@ -159,12 +160,10 @@ main (int argc, char **argv)
   gint status = 0;
   GError *err = NULL;
 
-  gst_check_init (&argc, &argv);
   if (node == NULL) {
     g_printerr ("CUDAIPC_IPC_NODE is not set (meson test sets it)\n");
     return 1;
   }
-  /* CUDA is never opened in this process: the nodes do it */
   if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_DEFAULT, NULL, NULL, &said,
           NULL, &status, &err)) {
     g_printerr ("cannot run %s: %s\n", node, err->message);
@@ -182,5 +181,11 @@ main (int argc, char **argv)
   }
   g_print ("%s", said);
   g_free (said);
-  return gst_check_run_suite (peer_suite (), "gpu-two-gpus", __FILE__);
+  return 0;
 }
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "gpu-two-gpus",
+  .suite = peer_suite,
+  .prepare = probe_two_gpus,
+};

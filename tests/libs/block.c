@@ -20,6 +20,7 @@
 #include "ring/descriptor.h"
 #include "device/device.h"
 #include "common/error.h"
+#include "test-main.h"
 #include "test-util.h"
 
 GST_START_TEST (test_backend_names)
@@ -265,10 +266,8 @@ static Suite *
 block_suite (void)
 {
   Suite *s = suite_create ("block");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_backend_names);
   tcase_add_test (tc, test_host_device);
   tcase_add_test (tc, test_cuda_device_or_clear_error);
@@ -278,4 +277,7 @@ block_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (block);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "block",
+  .suite = block_suite,
+};

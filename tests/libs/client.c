@@ -27,6 +27,7 @@
 #include "common/error.h"
 #include "ring/fence-page.h"
 #include "ring/ring.h"
+#include "test-main.h"
 #include "test-util.h"
 
 #define GEN 7
@@ -1729,9 +1730,8 @@ static Suite *
 client_suite (void)
 {
   Suite *s = suite_create ("client");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_connect_retry);
   tcase_add_test (tc, test_connect_timeout);
@@ -1786,4 +1786,7 @@ client_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (client);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "client",
+  .suite = client_suite,
+};

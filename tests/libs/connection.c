@@ -22,6 +22,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "wire/connection.h"
+#include "test-main.h"
 #include "test-util.h"
 
 static guint fds_before;
@@ -941,10 +942,9 @@ static Suite *
 connection_suite (void)
 {
   Suite *s = suite_create ("connection");
-  TCase *tc = tcase_create ("pair");
-  TCase *tc_sock = tcase_create ("socket");
+  TCase *tc = cudaipc_test_case (s, "pair", 60);
+  TCase *tc_sock = cudaipc_test_case (s, "socket", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_checked_fixture (tc, setup_pair, teardown_pair);
   tcase_add_test (tc, test_send_recv_all);
   tcase_add_test (tc, test_slot_fds);
@@ -962,7 +962,6 @@ connection_suite (void)
   tcase_add_test (tc, test_nonblocking);
   tcase_add_test (tc, test_peer_cred);
 
-  suite_add_tcase (s, tc_sock);
   tcase_add_checked_fixture (tc_sock, setup_dir, teardown_dir);
   tcase_add_test (tc_sock, test_listen_path);
   tcase_add_test (tc_sock, test_listen_modes);
@@ -975,4 +974,7 @@ connection_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (connection);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "connection",
+  .suite = connection_suite,
+};

@@ -17,6 +17,7 @@
 
 #include "wire/credentials.h"
 #include "common/error.h"
+#include "test-main.h"
 
 static guint
 id_at (GArray * ids, guint i)
@@ -156,14 +157,15 @@ static Suite *
 credentials_suite (void)
 {
   Suite *s = suite_create ("credentials");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  tcase_set_timeout (tc, 60);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_users);
   tcase_add_test (tc, test_groups);
   tcase_add_test (tc, test_parallel);
   return s;
 }
 
-GST_CHECK_MAIN (credentials);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "credentials",
+  .suite = credentials_suite,
+};

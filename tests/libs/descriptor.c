@@ -20,6 +20,7 @@
 #include "ring/descriptor.h"
 #include "common/error.h"
 #include "common/fdutil.h"
+#include "test-main.h"
 #include "test-util.h"
 
 static gboolean
@@ -465,9 +466,8 @@ static Suite *
 descriptor_suite (void)
 {
   Suite *s = suite_create ("descriptor");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_count_zero);
   tcase_add_test (tc, test_count_over_limit);
   tcase_add_test (tc, test_alloc_size_zero);
@@ -488,4 +488,7 @@ descriptor_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (descriptor);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "descriptor",
+  .suite = descriptor_suite,
+};

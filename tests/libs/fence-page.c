@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "ring/fence-page.h"
 #include "wire/protocol.h"
+#include "test-main.h"
 #include "test-util.h"
 
 static CudaIpcDevice *dev;
@@ -288,10 +289,9 @@ static Suite *
 fence_page_suite (void)
 {
   Suite *s = suite_create ("fence-page");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
   tcase_add_checked_fixture (tc, setup, teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_signal_and_wait);
   tcase_add_test (tc, test_wait_until_signalled);
   tcase_add_test (tc, test_untrusted_words);
@@ -300,4 +300,7 @@ fence_page_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (fence_page);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "fence_page",
+  .suite = fence_page_suite,
+};

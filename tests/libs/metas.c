@@ -20,6 +20,7 @@
 
 #include "common/error.h"
 #include "metas/metas.h"
+#include "test-main.h"
 #include "test-util.h"
 #include "test-wire.h"
 
@@ -851,9 +852,8 @@ static Suite *
 metas_suite (void)
 {
   Suite *s = suite_create ("metas");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   g_print ("metas carried by this build: %s\n", cudaipc_metas_carried ());
   tcase_add_test (tc, test_region_of_interest);
   tcase_add_test (tc, test_region_param_names_as_text);
@@ -873,4 +873,7 @@ metas_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (metas);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "metas",
+  .suite = metas_suite,
+};

@@ -17,6 +17,7 @@
 
 #include "wire/protocol.h"
 #include "ring/ring.h"
+#include "test-main.h"
 #include "test-util.h"
 
 /* Payload offsets (after the 16-byte header) used to patch fields. */
@@ -1162,9 +1163,8 @@ static Suite *
 protocol_suite (void)
 {
   Suite *s = suite_create ("protocol");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_type_names);
   tcase_add_test (tc, test_init_clear);
   tcase_add_test (tc, test_round_trip_all);
@@ -1188,4 +1188,7 @@ protocol_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (protocol);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "protocol",
+  .suite = protocol_suite,
+};

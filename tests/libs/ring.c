@@ -20,6 +20,7 @@
 #include "common/error.h"
 #include "common/fdutil.h"
 #include "ring/ring.h"
+#include "test-main.h"
 #include "test-util.h"
 
 #define GEN 7
@@ -560,9 +561,8 @@ static Suite *
 ring_suite (void)
 {
   Suite *s = suite_create ("ring");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_acquire_all);
   tcase_add_test (tc, test_publish_two_leases);
   tcase_add_test (tc, test_release_errors);
@@ -579,4 +579,7 @@ ring_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (ring);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "ring",
+  .suite = ring_suite,
+};

@@ -32,6 +32,7 @@
 #include "common/error.h"
 #include "ring/fence-page.h"
 #include "producer/server.h"
+#include "test-main.h"
 #include "test-util.h"
 
 #define CAPS_SMALL "video/x-raw, format=(string)GRAY8, width=(int)64, " \
@@ -2194,9 +2195,8 @@ static Suite *
 server_suite (void)
 {
   Suite *s = suite_create ("server");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
 
-  suite_add_tcase (s, tc);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_handshake);
   tcase_add_test (tc, test_busy_and_stop);
@@ -2226,4 +2226,7 @@ server_suite (void)
   return s;
 }
 
-GST_CHECK_MAIN (server);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "server",
+  .suite = server_suite,
+};

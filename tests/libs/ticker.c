@@ -12,6 +12,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "common/ticker.h"
+#include "test-main.h"
 
 typedef struct
 {
@@ -70,13 +71,14 @@ static Suite *
 ticker_suite (void)
 {
   Suite *s = suite_create ("ticker");
-  TCase *tc = tcase_create ("general");
+  TCase *tc = cudaipc_test_case (s, "general", 30);
 
-  tcase_set_timeout (tc, 30);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_ticks_and_stops);
   tcase_add_test (tc, test_freed_before_first_tick);
   return s;
 }
 
-GST_CHECK_MAIN (ticker);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "ticker",
+  .suite = ticker_suite,
+};
