@@ -250,7 +250,6 @@ fail_on_error (GstBus * bus, const gchar * when)
  * slot and published, to nobody. */
 GST_START_TEST (test_sink_counts_frames)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   const guint n = 10;
   GstVideoInfo info;
   GstElement *sink;
@@ -302,7 +301,6 @@ GST_START_TEST (test_sink_counts_frames)
   gst_harness_teardown (h);
   fail_if (g_file_test (sock, G_FILE_TEST_EXISTS),
       "the stopped sink left %s behind", sock);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -381,7 +379,6 @@ check_custom_event (GstEvent * event, GstEventType type, const gchar * name,
 
 GST_START_TEST (test_sink_to_src)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   GstHarness *hsink, *hsrc;
   GstElement *sink, *src;
   GstVideoInfo info;
@@ -500,7 +497,6 @@ GST_START_TEST (test_sink_to_src)
   gst_object_unref (sink);
   g_string_free (order.log, TRUE);
   g_mutex_clear (&order.lock);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -533,7 +529,6 @@ static const GstState to_null[] = { GST_STATE_NULL };
 
 GST_START_TEST (test_sink_state_cycles)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   GstBus *bus = gst_bus_new ();
   GstVideoInfo info;
   GstElement *sink;
@@ -576,7 +571,6 @@ GST_START_TEST (test_sink_state_cycles)
   gst_object_unref (bus);
   gst_object_unref (sink);
   gst_harness_teardown (h);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -615,7 +609,6 @@ GST_START_TEST (test_sink_settings_apply_at_start)
   const gchar *while_playing[] = { "on-full", "full-timeout",
     "wait-for-connection", "consumer-timeout", NULL
   };
-  guint fds_before = cudaipc_test_count_fds ();
   GstBus *bus = gst_bus_new ();
   GstHarness *hsink, *hsrc;
   GstElement *sink;
@@ -671,7 +664,6 @@ GST_START_TEST (test_sink_settings_apply_at_start)
   gst_object_unref (sink);
   gst_harness_teardown (hsink);
   fail_if (g_file_test (other_sock, G_FILE_TEST_EXISTS));
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -688,7 +680,6 @@ GST_START_TEST (test_src_state_cycles)
   const GstState down[] = { GST_STATE_PAUSED, GST_STATE_READY,
     GST_STATE_NULL
   };
-  guint fds_before = cudaipc_test_count_fds ();
   GstBus *bus = gst_bus_new ();
   GstHarness *hsink, *hsrc;
   GstElement *sink, *src;
@@ -766,7 +757,6 @@ GST_START_TEST (test_src_state_cycles)
   gst_harness_teardown (hsink);
   gst_object_unref (src);
   gst_object_unref (sink);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -897,7 +887,6 @@ run_sink_on_gpu (GstHarness * h, GstElement * sink, GstBus * bus,
 
 GST_START_TEST (test_sink_cuda_backend)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   GModule *cuda = g_module_open ("libcuda.so.1", G_MODULE_BIND_LAZY);
   gboolean driver = cuda != NULL;
   CudaIpcDevice *dev = NULL;
@@ -912,7 +901,7 @@ GST_START_TEST (test_sink_cuda_backend)
     /* what the sink must do here: what the library does with device 0 */
     dev = cudaipc_device_new (CUDAIPC_BACKEND_CUDA, 0, &why);
     /* the driver keeps descriptors of its own once it initialised */
-    fds_before = cudaipc_test_count_fds ();
+    cudaipc_test_fds_recount ();
   }
 
   frame_info (&info);
@@ -936,7 +925,7 @@ GST_START_TEST (test_sink_cuda_backend)
     /* the first run made the driver open what it then keeps open: not the
      * sink's, and a second run must add none */
     warm = cudaipc_test_count_fds ();
-    fds_before += warm - at_start;
+    cudaipc_test_fds_keep (warm - at_start);
     run_sink_on_gpu (h, sink, bus, &info, 1);
     fail_unless_equals_int (cudaipc_test_count_fds (), warm);
   }
@@ -948,7 +937,8 @@ GST_START_TEST (test_sink_cuda_backend)
   gst_object_unref (sink);
   gst_harness_teardown (h);
   g_clear_error (&why);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
+  /* while the device is open, whose driver may close its own with it */
+  cudaipc_test_fds_check ();
   g_clear_pointer (&dev, cudaipc_device_unref);
 }
 

@@ -140,7 +140,6 @@ counter (GstElement * sink, const gchar * name)
 
 GST_START_TEST (test_frames_go_out_in_place)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   GstElement *sink;
   GstHarness *h = sink_new (NULL, &sink);
   GstBufferPool *pool = proposed_pool (h, CAPS);
@@ -161,7 +160,6 @@ GST_START_TEST (test_frames_go_out_in_place)
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
@@ -310,7 +308,6 @@ GST_END_TEST;
 
 GST_START_TEST (test_buffer_outlives_ring_and_sink)
 {
-  guint fds_before = cudaipc_test_count_fds ();
   GstElement *sink;
   GstHarness *h = sink_new (NULL, &sink);
   GstBufferPool *pool = proposed_pool (h, CAPS);
@@ -360,7 +357,6 @@ GST_START_TEST (test_buffer_outlives_ring_and_sink)
   gst_buffer_unref (after);
 
   finish (h, sink, pool);
-  CUDAIPC_ASSERT_NO_FD_LEAK (fds_before);
 }
 
 GST_END_TEST;
