@@ -3,8 +3,8 @@
 #
 # The test command. Installs what the build and tests need (Debian/Ubuntu,
 # apt-get, when run as root), then builds and runs every meson test suite
-# but soak (libs, elements, fuzz replays, gpu; gpu skips without a CUDA
-# driver) twice:
+# but soak (libs, elements, api, fuzz replays, gpu; gpu skips without a
+# CUDA driver) twice:
 #   1. against the system's GStreamer, in ./build;
 #   2. against the GStreamer 1.26 kit (gst126.tar.xz, see
 #      ../shared/gpu-host/README.md), in ./build-126, where nvcodec has

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The sanitizer pass: builds everything with clang under AddressSanitizer
-# and UndefinedBehaviorSanitizer in build-asan, runs the libs, elements and
-# fuzz (corpus replay) suites there with leak checking on, then runs each
+# and UndefinedBehaviorSanitizer in build-asan, runs the libs, elements, api
+# and fuzz (corpus replay) suites there with leak checking on, then runs each
 # libFuzzer target for FUZZ_SECONDS (default 30) from the seed corpus.
 # Needs clang and its runtime (Debian: clang libclang-rt-dev).
 #
@@ -35,7 +35,7 @@ export ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0
 # GLib's quark table growth, left allocated by GLib on purpose
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-meson test -C "$build" --suite libs --suite elements --suite fuzz \
+meson test -C "$build" --suite libs --suite elements --suite api --suite fuzz \
   --print-errorlogs --num-processes 2
 
 work=$(mktemp -d)

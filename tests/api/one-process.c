@@ -15,6 +15,7 @@
 
 #include "api/cudaipc.h"
 #include "ipc-nodes.h"
+#include "test-main.h"
 #include "test-pattern.h"
 
 #define W 320
@@ -196,17 +197,18 @@ GST_START_TEST (test_sink_beside_producer)
 GST_END_TEST;
 
 static Suite *
-one_process_suite (void)
+api_one_process_suite (void)
 {
-  Suite *s = suite_create ("one-process");
-  TCase *tc = tcase_create ("general");
+  Suite *s = suite_create ("api-one-process");
+  TCase *tc = cudaipc_test_case (s, "general", 120);
 
-  tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
-  suite_add_tcase (s, tc);
   tcase_add_test (tc, test_src_beside_consumer);
   tcase_add_test (tc, test_sink_beside_producer);
   return s;
 }
 
-GST_CHECK_MAIN (one_process);
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "api-one-process",
+  .suite = api_one_process_suite,
+};

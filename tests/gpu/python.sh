@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# gpu suite: the Python package on the cuda backend (tests/python,
+# gpu suite: the Python package on the cuda backend (tests/api,
 # CUDAIPC_TEST_GPU=1): torch.from_dlpack and cupy.from_dlpack of frames,
 # data pointers equal to the slots', checksums against the producer, a
 # torch producer read by cuipcsrc. Uses $CUDAIPC_GPU_PYTHON, else

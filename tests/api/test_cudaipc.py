@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The Python package over libcudaipc, host backend (the elements suite).
+"""The Python package over libcudaipc, host backend (the api suite).
 
 Frames byte for byte as an ipc-node producer (cuipcsink) sent them; zero
 copy (an array's data lies in the producer's slot, mapped in this

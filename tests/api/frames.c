@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcudaipc (cudaipc.h) across processes, host backend: its consumer
- * reads an ipc-node producer (cuipcsink) frame by frame, intact, with the
- * slot itself as the frame's memory; the errors a user meets (no
+ * api suite: libcudaipc (cudaipc.h) across processes, host backend: its
+ * consumer reads an ipc-node producer (cuipcsink) frame by frame, intact,
+ * with the slot itself as the frame's memory; the errors a user meets (no
  * producer, too many frames held, a time-out, the end of the stream); its
  * producer is read by an ipc-node consumer (cuipcsrc).
  */
@@ -191,7 +191,7 @@ GST_START_TEST (test_producer_read_by_src)
 GST_END_TEST;
 
 /* What publish_annotated() refuses, before a slot is taken; the frames
- * themselves are read back in elements-python. */
+ * themselves are read back in api-python. */
 GST_START_TEST (test_producer_annotations_refused)
 {
   cudaipc_producer_options o;
@@ -257,9 +257,9 @@ GST_START_TEST (test_producer_annotations_refused)
 GST_END_TEST;
 
 static Suite *
-api_suite (void)
+api_frames_suite (void)
 {
-  Suite *s = suite_create ("api");
+  Suite *s = suite_create ("api-frames");
   TCase *tc = cudaipc_test_case (s, "general", 120);
 
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
@@ -271,6 +271,6 @@ api_suite (void)
 }
 
 const CudaIpcTestMain cudaipc_test_main = {
-  .name = "api",
-  .suite = api_suite,
+  .name = "api-frames",
+  .suite = api_frames_suite,
 };

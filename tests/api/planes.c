@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcudaipc's frames as arrays (cudaipc.h, version 2), host backend, its
- * producer and consumer in one process: each plane's shape, element size
- * and strides for the formats that are arrays, a clear refusal for those
- * that are not, and a DLPack tensor that holds its frame until its
- * deleter runs.
+ * api suite: libcudaipc's frames as arrays (cudaipc.h, version 2), host
+ * backend, its producer and consumer in one process: each plane's shape,
+ * element size and strides for the formats that are arrays, a clear
+ * refusal for those that are not, and a DLPack tensor that holds its
+ * frame until its deleter runs.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
