@@ -3,9 +3,10 @@
  * Helpers and fixtures shared by the test suites, so that each test keeps
  * only what it checks.
  *
- * cudaipc_test_count_fds() counts this process's open fds; a socket test
- * takes the count in its setup and asserts it is unchanged at the end
- * (CUDAIPC_ASSERT_NO_FD_LEAK), so any fd a test path forgets shows up.
+ * cudaipc_test_count_fds() counts this process's open fds: the fixture of
+ * test-main.h compares the counts before and after every test; a test
+ * compares them itself only in its middle, or in the gpu suite (CK_FORK=no)
+ * where the fixture does not (CUDAIPC_ASSERT_NO_FD_LEAK).
  * cudaipc_test_stats_uint64() reads one counter of an element's stats.
  * cudaipc_test_tmpdir() makes a private temporary folder (its path is
  * the caller's to free); cudaipc_test_rmtree() removes it with what the
