@@ -4,16 +4,15 @@
  * contract): the ring's import table and the caps table, each FRAME
  * checked and wrapped with its way back (the release path, through the
  * session), events parsed, BYE. One message at a time, by whichever
- * thread holds the right to read (client.c).
+ * thread holds the right to read (client.c). It does no I/O of its own:
+ * messages come, and RELEASE and BYE go, through client-io.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "consumer/client-private.h"
 #include "ring/block.h"
@@ -29,8 +28,6 @@
 /* Longest wait for a producer's copy into a slot (microseconds): a copy
  * takes microseconds, so this only ends a wait that would never end. */
 #define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
-/* Messages read and dropped before closing with a BYE. */
-#define CLOSE_DRAIN_MSGS 256
 
 /* One frame's way back to the producer. */
 typedef struct
@@ -49,67 +46,6 @@ typedef struct
   GstVideoInfo info;
 } CapsEntry;
 
-/* Session */
-
-Session *
-cudaipc_session_new (void)
-{
-  Session *s = g_new0 (Session, 1);
-
-  s->refcount = 1;
-  g_mutex_init (&s->lock);
-  return s;
-}
-
-static Session *
-session_ref (Session * s)
-{
-  g_atomic_int_inc (&s->refcount);
-  return s;
-}
-
-void
-cudaipc_session_unref (Session * s)
-{
-  if (!s || !g_atomic_int_dec_and_test (&s->refcount))
-    return;
-  /* the client closed the connection before dropping its reference */
-  g_warn_if_fail (s->conn == NULL);
-  cudaipc_conn_free (s->conn);
-  g_mutex_clear (&s->lock);
-  g_free (s);
-}
-
-/* With the session lock and a connection. */
-static gint
-session_send_release (Session * s, guint32 generation, guint32 slot,
-    guint64 seq)
-{
-  CudaIpcMsg msg;
-  gint ret;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
-  msg.u.release.generation = generation;
-  msg.u.release.slot = slot;
-  msg.u.release.seq = seq;
-  ret = cudaipc_conn_send (s->conn, &msg);
-  if (ret == 0)
-    s->released++;
-  return ret;
-}
-
-gint
-cudaipc_client_send_bye (CudaIpcConn * conn, CudaIpcByeReason reason,
-    const gchar * text)
-{
-  CudaIpcMsg msg;
-
-  cudaipc_msg_init (&msg, CUDAIPC_MSG_BYE);
-  msg.u.bye.reason = reason;
-  msg.u.bye.text = text;
-  return cudaipc_conn_send (conn, &msg);
-}
-
 /* Called once, from whichever thread freed the frame's memory. */
 static void
 frame_release (gpointer data)
@@ -126,7 +62,8 @@ frame_release (gpointer data)
       s->held_mask &= ~(G_GUINT64_CONSTANT (1) << r->slot);
     if (s->held > 0)
       s->held--;
-    ret = session_send_release (s, r->generation, r->slot, r->seq);
+    ret = cudaipc_session_send_release_locked (s, r->generation, r->slot,
+        r->seq);
     if (ret < 0)
       GST_DEBUG ("could not send RELEASE of slot %u: %s", r->slot,
           g_strerror (-ret));
@@ -203,28 +140,7 @@ cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
   g_return_if_fail (client != NULL);
   s = client->session;
   g_mutex_lock (&s->lock);
-  if (s->conn != NULL) {
-    if (text != NULL) {
-      gint ret = cudaipc_client_send_bye (s->conn, reason, text);
-
-      if (ret < 0)
-        GST_DEBUG ("could not send BYE: %s", g_strerror (-ret));
-      /* a socket closed with unread messages resets the connection, and
-       * the producer would read that instead of the BYE: read (and close
-       * the fds of) what is already there, a bounded number */
-      if (cudaipc_conn_set_nonblocking (s->conn, TRUE) == 0) {
-        for (guint i = 0; i < CLOSE_DRAIN_MSGS; i++) {
-          CudaIpcMsg msg;
-
-          if (cudaipc_conn_recv (s->conn, &msg) != 0)
-            break;
-          cudaipc_msg_clear (&msg);
-        }
-      }
-    }
-    cudaipc_conn_free (s->conn);
-    s->conn = NULL;
-  }
+  cudaipc_session_hang_up_locked (s, reason, text);
   s->held = 0;
   s->held_mask = 0;
   g_mutex_unlock (&s->lock);
@@ -514,7 +430,8 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   }
   if (f->size == 0) {
     /* nothing to hand out: give it back at once */
-    gint r = session_send_release (s, f->generation, f->slot, f->seq);
+    gint r = cudaipc_session_send_release_locked (s, f->generation,
+        f->slot, f->seq);
 
     g_mutex_unlock (&s->lock);
     if (r < 0)
@@ -526,7 +443,7 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   s->held++;
   s->held_mask |= bit;
   rel = g_new0 (FrameRelease, 1);
-  rel->session = session_ref (s);
+  rel->session = cudaipc_session_ref (s);
   rel->serial = s->serial;
   g_mutex_unlock (&s->lock);
   rel->generation = f->generation;
@@ -655,12 +572,7 @@ cudaipc_client_read_one (CudaIpcClient * client, gint64 deadline,
   gint err;
 
   memset (item, 0, sizeof (*item));
-  if (deadline < 0) {
-    cudaipc_msg_init (&msg, 0);
-    err = cudaipc_conn_recv (client->conn, &msg);
-  } else {
-    err = cudaipc_client_recv_msg (client, client->conn, &msg, deadline);
-  }
+  err = cudaipc_client_recv_msg (client, client->conn, &msg, deadline);
   if (err == -ECANCELED)
     return CUDAIPC_CLIENT_CANCELLED;
   if (err == -ETIMEDOUT)
@@ -719,71 +631,6 @@ cudaipc_client_held (CudaIpcClient * client)
   held = s->held;
   g_mutex_unlock (&s->lock);
   return held;
-}
-
-/* Waiting and receiving (the client's other files use these too) */
-
-gint
-cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
-{
-  for (;;) {
-    struct pollfd pfd[2] = {
-      {client->wake_fd, POLLIN, 0},
-      {fd, POLLIN, 0},
-    };
-    int timeout = -1, n;
-
-    if (g_atomic_int_get (&client->cancelled))
-      return -ECANCELED;
-    if (deadline > 0) {
-      gint64 left = deadline - g_get_monotonic_time ();
-
-      if (left <= 0)
-        return 0;
-      /* round up: never wake a whole millisecond early */
-      timeout = (int) MIN ((left + 999) / 1000, G_MAXINT);
-    }
-
-    n = poll (pfd, fd >= 0 ? 2 : 1, timeout);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return -errno;
-    }
-    /* only a wake-up whose cancel() still holds cancels */
-    if ((pfd[0].revents & POLLIN) && g_atomic_int_get (&client->cancelled))
-      return -ECANCELED;
-    if (fd >= 0 && pfd[1].revents != 0) {
-      if (pfd[1].revents & POLLNVAL)
-        return -EBADF;
-      /* POLLHUP and POLLERR too: recv says what happened */
-      return 1;
-    }
-    if (pfd[0].revents & POLLIN) {
-      guint64 value;
-
-      /* stale: uncancel() ran between the write and now */
-      while (read (client->wake_fd, &value, sizeof (value)) > 0) {
-      }
-    }
-  }
-}
-
-gint
-cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
-    CudaIpcMsg * msg, gint64 deadline)
-{
-  gint ret;
-
-  cudaipc_msg_init (msg, 0);
-  ret =
-      cudaipc_client_wait_readable (client, cudaipc_conn_get_fd (conn),
-      deadline);
-  if (ret == 0)
-    return -ETIMEDOUT;
-  if (ret < 0)
-    return ret;
-  return cudaipc_conn_recv (conn, msg);
 }
 
 void

@@ -7,9 +7,13 @@
  *   client-connect.c   connecting and the handshake
  *   client-messages.c  what each producer message means: the import and
  *                      caps tables, frames and their release path, events
+ *   client-io.c        the transport: the session and its connection,
+ *                      the cancellable waits, receiving a message, sending
+ *                      RELEASE and BYE
  *
- * client.c and client-connect.c call into client-messages.c, which calls
- * neither.
+ * client.c calls into client-messages.c; client.c, client-connect.c and
+ * client-messages.c call into client-io.c, which calls none of them.
+ * client-messages.c does no I/O of its own.
  *
  * The right to read: the connection, the import and caps tables and the
  * receive state below are used by one thread at a time, the one holding
@@ -115,9 +119,7 @@ struct _CudaIpcClient
   GQueue pending;               /* Pending*, oldest first */
 };
 
-/* client-messages.c: the session, the caps table */
-Session *cudaipc_session_new (void);
-void cudaipc_session_unref (Session * s);
+/* client-messages.c: the caps table */
 GHashTable *cudaipc_client_caps_table_new (void);
 
 /* client-messages.c: with the right to read. */
@@ -137,14 +139,29 @@ void cudaipc_client_drop_frame (CudaIpcClient * client,
 /* Frames of this connection not released: handed out and pending. */
 guint cudaipc_client_held (CudaIpcClient * client);
 
-/* client.c */
+/* client-io.c: the session, shared by the client and its frames */
+Session *cudaipc_session_new (void);
+Session *cudaipc_session_ref (Session * s);
+void cudaipc_session_unref (Session * s);
+/* With the session lock and a connection: RELEASE, counted on success. */
+gint cudaipc_session_send_release_locked (Session * s, guint32 generation,
+    guint32 slot, guint64 seq);
+/* With the session lock: closes the connection, if any, after BYE
+ * (@reason, @text) unless @text is NULL; what the producer sent meanwhile
+ * is read and dropped first, a bounded number of messages, so that it
+ * reads the BYE. */
+void cudaipc_session_hang_up_locked (Session * s, CudaIpcByeReason reason,
+    const gchar * text);
+
+/* client-io.c: waiting and the wire */
 /* Waits until @fd (-1: none) is readable, @deadline (monotonic µs, 0: none)
  * passes or cancel() is called. Returns 1 (readable), 0 (time-out),
  * -ECANCELED (cancelled) or a negative errno. */
 gint cudaipc_client_wait_readable (CudaIpcClient * client, int fd,
     gint64 deadline);
-/* Receives one message, waiting as wait_readable() does; -ETIMEDOUT when
- * @deadline passes. @msg is always safe to cudaipc_msg_clear(). */
+/* Receives one message, waiting as wait_readable() does (@deadline -1:
+ * the connection is readable now, no wait); -ETIMEDOUT when @deadline
+ * passes. @msg is always safe to cudaipc_msg_clear(). */
 gint cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
     CudaIpcMsg * msg, gint64 deadline);
 gint cudaipc_client_send_bye (CudaIpcConn * conn, CudaIpcByeReason reason,
