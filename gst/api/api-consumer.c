@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcudaipc's consumer (cudaipc.h has the contract): a facade over the
- * consumer cuipcsrc uses (client.h), with cuipcsrc's connection and
- * reconnection rules and its error texts.
+ * libcudaipc's consumer (cudaipc.h has the contract): the C API's types,
+ * statuses and error strings over the consumer's core (reader.h), which
+ * cuipcsrc uses too: the same connection and reconnection rules, the
+ * same texts.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -17,7 +18,7 @@
 
 #include "api/api-annotations.h"
 #include "ring/block.h"
-#include "consumer/client.h"
+#include "consumer/reader.h"
 #include "common/error.h"
 #include "buffers/memory.h"
 #include "metas/metas.h"
@@ -31,13 +32,9 @@ typedef struct
 
 struct cudaipc_consumer
 {
-  CudaIpcClient *client;
-  gchar *path;
-  gchar *name;
-  cudaipc_consumer_options opts;
+  CudaIpcReader *reader;
   Shared *shared;
   gchar *error;
-  gboolean connected_once;
   gboolean eos;
   GstCaps *caps_seen;           /* the caps caps_str was made of */
   gchar *caps_str;              /* GRefString: frames share it */
@@ -72,12 +69,12 @@ cudaipc_consumer_options_init (cudaipc_consumer_options * o)
   g_return_if_fail (o != NULL);
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
-  o->device_id = 0;
-  o->connect_timeout_ms = 5000;
-  o->reconnect = 1;
-  o->reconnect_timeout_ms = 0;
+  o->device_id = CUDAIPC_READER_DEFAULT_DEVICE_ID;
+  o->connect_timeout_ms = CUDAIPC_READER_DEFAULT_API_CONNECT_TIMEOUT;
+  o->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
+  o->reconnect_timeout_ms = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
   o->max_held = 2;
-  o->peer_access = 1;
+  o->peer_access = CUDAIPC_READER_DEFAULT_PEER_ACCESS;
   o->keep_all = 0;
 }
 
@@ -85,8 +82,10 @@ cudaipc_consumer *
 cudaipc_consumer_new (const char *socket_path,
     const cudaipc_consumer_options * options)
 {
+  cudaipc_consumer_options opts;
   cudaipc_consumer *c;
   GError *err = NULL;
+  g_autofree gchar *name = NULL;
 
   if (socket_path == NULL || socket_path[0] == '\0')
     return NULL;
@@ -95,30 +94,35 @@ cudaipc_consumer_new (const char *socket_path,
     return NULL;
   }
 
-  c = g_new0 (cudaipc_consumer, 1);
-  cudaipc_consumer_options_init (&c->opts);
-  if (options && options->struct_size >= sizeof (c->opts))
-    c->opts = *options;
-  c->opts.max_held = CLAMP (c->opts.max_held, 1, CUDAIPC_MAX_SLOTS);
-  c->path = g_strdup (socket_path);
-  c->name = c->opts.name ? g_strdup (c->opts.name) :
+  cudaipc_consumer_options_init (&opts);
+  if (options && options->struct_size >= sizeof (opts))
+    opts = *options;
+  name = opts.name ? g_strdup (opts.name) :
       g_strdup_printf ("cudaipc-%d", (int) getpid ());
-  c->opts.name = NULL;
+
+  c = g_new0 (cudaipc_consumer, 1);
   c->error = g_strdup ("");
   c->shared = g_new0 (Shared, 1);
   c->shared->refs = 1;
-  c->client = cudaipc_client_new (&err);
-  if (c->client == NULL) {
+  c->reader = cudaipc_reader_new ();
+  cudaipc_reader_set_socket_path (c->reader, socket_path);
+  cudaipc_reader_set_name (c->reader, name);
+  cudaipc_reader_set_device_id (c->reader, opts.device_id);
+  cudaipc_reader_set_connect_timeout (c->reader, opts.connect_timeout_ms);
+  cudaipc_reader_set_reconnect (c->reader, opts.reconnect != 0);
+  cudaipc_reader_set_reconnect_timeout (c->reader, opts.reconnect_timeout_ms);
+  cudaipc_reader_set_peer_access (c->reader, opts.peer_access != 0);
+  /* frames beyond max_held, read while the program is busy, go back to
+   * the producer at once: the producer is never held back (unless all
+   * are to be kept) */
+  cudaipc_reader_set_max_held (c->reader,
+      CLAMP (opts.max_held, 1, CUDAIPC_MAX_SLOTS));
+  cudaipc_reader_set_keep_all (c->reader, opts.keep_all != 0);
+  if (!cudaipc_reader_start (c->reader, &err)) {
     g_clear_error (&err);
     cudaipc_consumer_free (c);
     return NULL;
   }
-  /* frames beyond max_held, read while the program is busy, go back to
-   * the producer at once: the producer is never held back (unless all
-   * are to be kept) */
-  cudaipc_client_set_max_held (c->client, c->opts.keep_all ? 0 :
-      c->opts.max_held);
-  cudaipc_client_set_peer_access (c->client, c->opts.peer_access != 0);
   return c;
 }
 
@@ -130,18 +134,26 @@ fail (cudaipc_consumer * c, cudaipc_status st, gchar * text)
   return st;
 }
 
+/* Takes @err. */
 static cudaipc_status
-fail_error (cudaipc_consumer * c, GError * err)
+fail_error (cudaipc_consumer * c, cudaipc_status st, GError * err)
 {
-  cudaipc_status st = CUDAIPC_STATUS_FAILED;
+  st = fail (c, st, g_strdup (err ? err->message : "failed"));
+  g_clear_error (&err);
+  return st;
+}
 
+/* The status of a connection that could not be made. */
+static cudaipc_status
+connect_status (const GError * err)
+{
   if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_PERMISSION) ||
       g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_VERSION) ||
       g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_DEVICE_MISMATCH))
-    st = CUDAIPC_STATUS_REFUSED;
-  else if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
-    st = CUDAIPC_STATUS_NO_PRODUCER;
-  return fail (c, st, g_strdup (err->message));
+    return CUDAIPC_STATUS_REFUSED;
+  if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
+    return CUDAIPC_STATUS_NO_PRODUCER;
+  return CUDAIPC_STATUS_FAILED;
 }
 
 static gint64
@@ -149,37 +161,6 @@ deadline_of (guint32 timeout_ms)
 {
   return timeout_ms ? g_get_monotonic_time () + (gint64) timeout_ms * 1000 :
       0;
-}
-
-/* Connects as cuipcsrc does: connect_timeout_ms the first time,
- * reconnect_timeout_ms after a producer went away, within @deadline. */
-static cudaipc_status
-connect_producer (cudaipc_consumer * c, gint64 deadline)
-{
-  GError *err = NULL;
-  guint timeout = c->connected_once ? c->opts.reconnect_timeout_ms :
-      c->opts.connect_timeout_ms;
-  CudaIpcClientStatus st;
-
-  if (deadline > 0) {
-    gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
-
-    left = MAX (left, 1);
-    timeout = timeout ? MIN (timeout, (guint) MIN (left, G_MAXUINT)) :
-        (guint) MIN (left, G_MAXUINT);
-  }
-  st = cudaipc_client_connect (c->client, c->path, c->name,
-      c->opts.device_id, timeout, &err);
-  if (st == CUDAIPC_CLIENT_CANCELLED)
-    return fail (c, CUDAIPC_STATUS_CANCELLED, g_strdup ("cancelled"));
-  if (st != CUDAIPC_CLIENT_OK) {
-    cudaipc_status ret = fail_error (c, err);
-
-    g_error_free (err);
-    return ret;
-  }
-  c->connected_once = TRUE;
-  return CUDAIPC_STATUS_OK;
 }
 
 static cudaipc_frame *
@@ -229,80 +210,56 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
     cudaipc_frame ** frame)
 {
   gint64 deadline;
+  guint limit;
 
   if (c == NULL || frame == NULL)
     return CUDAIPC_STATUS_INVALID;
   *frame = NULL;
   if (c->eos)
     return fail (c, CUDAIPC_STATUS_EOS, g_strdup_printf ("The producer on "
-            "%s ended its stream", c->path));
-  if (g_atomic_int_get (&c->shared->held) >= c->opts.max_held)
+            "%s ended its stream", cudaipc_reader_get_path (c->reader)));
+  if (g_atomic_int_get (&c->shared->held) > 0 &&
+      (guint) g_atomic_int_get (&c->shared->held) >=
+      (limit = cudaipc_reader_held_limit (c->reader)))
     return fail (c, CUDAIPC_STATUS_TOO_MANY_HELD, g_strdup_printf ("%d "
-            "frames are held, and max_held is %d: release one before taking "
+            "frames are held, and max_held is %u: release one before taking "
             "the next (the producer cannot reuse a slot a frame holds)",
-            g_atomic_int_get (&c->shared->held), c->opts.max_held));
+            g_atomic_int_get (&c->shared->held), limit));
 
   deadline = deadline_of (timeout_ms);
   for (;;) {
-    CudaIpcClientItem item = { 0, };
+    g_auto (CudaIpcReaderItem) item = { {0,}, };
     GError *err = NULL;
-    CudaIpcClientStatus st;
 
-    if (!cudaipc_client_is_connected (c->client)) {
-      cudaipc_status cs = connect_producer (c, deadline);
-
-      if (cs != CUDAIPC_STATUS_OK)
-        return cs;
-    }
-
-    st = cudaipc_client_receive_until (c->client, &item, deadline, &err);
-    switch (st) {
-      case CUDAIPC_CLIENT_OK:
-        if (item.type == CUDAIPC_CLIENT_ITEM_FRAME) {
-          *frame = frame_new (c, &item);
-          return fail (c, CUDAIPC_STATUS_OK, g_strdup (""));
-        }
-        if (item.type == CUDAIPC_CLIENT_ITEM_EVENT &&
-            GST_EVENT_TYPE (item.event) == GST_EVENT_EOS) {
-          cudaipc_client_item_clear (&item);
+    switch (cudaipc_reader_next (c->reader, deadline, &item, &err)) {
+      case CUDAIPC_READER_FRAME:
+        *frame = frame_new (c, &item.item);
+        return fail (c, CUDAIPC_STATUS_OK, g_strdup (""));
+      case CUDAIPC_READER_EVENT:
+        if (GST_EVENT_TYPE (item.item.event) == GST_EVENT_EOS) {
           c->eos = TRUE;
           return fail (c, CUDAIPC_STATUS_EOS, g_strdup_printf ("The producer "
-                  "on %s ended its stream", c->path));
+                  "on %s ended its stream",
+                  cudaipc_reader_get_path (c->reader)));
         }
-        cudaipc_client_item_clear (&item);
         continue;
-      case CUDAIPC_CLIENT_TIMEOUT:
-        return fail (c, CUDAIPC_STATUS_TIMEOUT, g_strdup_printf ("No frame "
-                "from the producer on %s within %u ms", c->path, timeout_ms));
-      case CUDAIPC_CLIENT_CANCELLED:
-        return fail (c, CUDAIPC_STATUS_CANCELLED, g_strdup ("cancelled"));
-      case CUDAIPC_CLIENT_CLOSED:{
-        gchar *why = item.said_bye ? g_strdup_printf ("it said BYE (%s): %s",
-            cudaipc_bye_reason_name (item.bye_reason), item.bye_text) :
-            item.bye_text ? g_strdup (item.bye_text) :
-            g_strdup ("it closed the connection without EOS");
-        /* as cuipcsrc: a refusal would only be repeated */
-        gboolean again = c->opts.reconnect && (!item.said_bye ||
-            item.bye_reason == CUDAIPC_BYE_NORMAL ||
-            item.bye_reason == CUDAIPC_BYE_TOO_SLOW);
-
-        cudaipc_client_item_clear (&item);
-        cudaipc_client_disconnect (c->client, CUDAIPC_BYE_NORMAL, NULL);
-        if (again) {
-          g_free (why);
+      case CUDAIPC_READER_CONNECTED:
+        continue;
+      case CUDAIPC_READER_LOST:
+        if (item.reconnecting)
           continue;
-        }
-        return fail (c, CUDAIPC_STATUS_PRODUCER_LOST,
-            g_strdup_printf ("Lost the producer on %s: %s", c->path, why));
-      }
-      case CUDAIPC_CLIENT_ERROR:
-      default:{
-        cudaipc_status ret = fail (c, CUDAIPC_STATUS_FAILED,
-            g_strdup (err ? err->message : "failed"));
-
-        g_clear_error (&err);
-        return ret;
-      }
+        return fail_error (c, CUDAIPC_STATUS_PRODUCER_LOST, err);
+      case CUDAIPC_READER_TIMEOUT:
+        return fail (c, CUDAIPC_STATUS_TIMEOUT, g_strdup_printf ("No frame "
+                "from the producer on %s within %u ms",
+                cudaipc_reader_get_path (c->reader), timeout_ms));
+      case CUDAIPC_READER_CANCELLED:
+        return fail (c, CUDAIPC_STATUS_CANCELLED, g_strdup ("cancelled"));
+      case CUDAIPC_READER_CONNECT_FAILED:
+        return fail_error (c, connect_status (err), err);
+      case CUDAIPC_READER_FAILED:
+      default:
+        return fail_error (c, CUDAIPC_STATUS_FAILED, err);
     }
   }
 }
@@ -322,8 +279,8 @@ cudaipc_consumer_held (cudaipc_consumer * c)
 void
 cudaipc_consumer_cancel (cudaipc_consumer * c)
 {
-  if (c && c->client)
-    cudaipc_client_cancel (c->client);
+  if (c)
+    cudaipc_reader_cancel (c->reader);
 }
 
 void
@@ -331,16 +288,10 @@ cudaipc_consumer_free (cudaipc_consumer * c)
 {
   if (c == NULL)
     return;
-  if (c->client) {
-    cudaipc_client_disconnect (c->client, CUDAIPC_BYE_NORMAL,
-        "the consumer stopped");
-    cudaipc_client_free (c->client);
-  }
+  cudaipc_reader_free (c->reader);
   shared_unref (c->shared);
   gst_clear_caps (&c->caps_seen);
   g_clear_pointer (&c->caps_str, g_ref_string_release);
-  g_free (c->path);
-  g_free (c->name);
   g_free (c->error);
   g_free (c);
 }

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The consumer's core (reader.h has the contract): its settings, the
+ * connection and reconnection rules and their texts, over the client.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "consumer/reader.h"
+#include "common/debug.h"
+#include "common/error.h"
+
+#define GST_CAT_DEFAULT cudaipc_client_debug
+
+struct _CudaIpcReader
+{
+  CudaIpcClient *client;        /* NULL where it could not be made */
+  GError *client_error;         /* why */
+
+  /* the settings: the lock */
+  GMutex lock;
+  gchar *socket_path;
+  gchar *name;
+  gint device_id;
+  gboolean peer_access;
+  guint connect_timeout;
+  gboolean reconnect;
+  guint reconnect_timeout;
+  gint max_held;
+  gboolean keep_all;
+
+  /* the owning thread */
+  gchar *path;                  /* socket_path while started */
+  guint connections;            /* made since start() */
+  guint ring_limit;             /* with auto max-held: the last ring's */
+};
+
+CudaIpcReader *
+cudaipc_reader_new (void)
+{
+  CudaIpcReader *r = g_new0 (CudaIpcReader, 1);
+
+  g_mutex_init (&r->lock);
+  r->device_id = CUDAIPC_READER_DEFAULT_DEVICE_ID;
+  r->peer_access = CUDAIPC_READER_DEFAULT_PEER_ACCESS;
+  r->connect_timeout = CUDAIPC_READER_DEFAULT_CONNECT_TIMEOUT;
+  r->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
+  r->reconnect_timeout = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
+  r->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;
+  r->ring_limit = G_MAXUINT;
+  r->client = cudaipc_client_new (&r->client_error);
+  if (r->client == NULL)
+    GST_ERROR ("%s", r->client_error->message);
+  else
+    cudaipc_client_set_max_held (r->client, r->max_held);
+  return r;
+}
+
+void
+cudaipc_reader_free (CudaIpcReader * r)
+{
+  if (r == NULL)
+    return;
+  /* frames still out keep the client's session alive */
+  if (r->client != NULL) {
+    cudaipc_client_disconnect (r->client, CUDAIPC_BYE_NORMAL,
+        "the consumer stopped");
+    cudaipc_client_free (r->client);
+  }
+  g_clear_error (&r->client_error);
+  g_mutex_clear (&r->lock);
+  g_free (r->socket_path);
+  g_free (r->name);
+  g_free (r->path);
+  g_free (r);
+}
+
+/* Settings */
+
+#define SETTING(type, field, set_name, get_name)                        \
+void                                                                    \
+set_name (CudaIpcReader * r, type value)                                \
+{                                                                       \
+  g_mutex_lock (&r->lock);                                              \
+  r->field = value;                                                     \
+  g_mutex_unlock (&r->lock);                                            \
+}                                                                       \
+                                                                        \
+type                                                                    \
+get_name (CudaIpcReader * r)                                            \
+{                                                                       \
+  type value;                                                           \
+                                                                        \
+  g_mutex_lock (&r->lock);                                              \
+  value = r->field;                                                     \
+  g_mutex_unlock (&r->lock);                                            \
+  return value;                                                         \
+}
+
+/* *INDENT-OFF* */
+SETTING (gint, device_id, cudaipc_reader_set_device_id,
+    cudaipc_reader_get_device_id)
+SETTING (gboolean, peer_access, cudaipc_reader_set_peer_access,
+    cudaipc_reader_get_peer_access)
+SETTING (guint, connect_timeout, cudaipc_reader_set_connect_timeout,
+    cudaipc_reader_get_connect_timeout)
+SETTING (gboolean, reconnect, cudaipc_reader_set_reconnect,
+    cudaipc_reader_get_reconnect)
+SETTING (guint, reconnect_timeout, cudaipc_reader_set_reconnect_timeout,
+    cudaipc_reader_get_reconnect_timeout)
+/* *INDENT-ON* */
+
+static void
+set_string (CudaIpcReader * r, gchar ** field, const gchar * value)
+{
+  g_mutex_lock (&r->lock);
+  g_free (*field);
+  *field = g_strdup (value);
+  g_mutex_unlock (&r->lock);
+}
+
+static gchar *
+dup_string (CudaIpcReader * r, gchar ** field)
+{
+  gchar *value;
+
+  g_mutex_lock (&r->lock);
+  value = g_strdup (*field);
+  g_mutex_unlock (&r->lock);
+  return value;
+}
+
+void
+cudaipc_reader_set_socket_path (CudaIpcReader * r, const gchar * path)
+{
+  set_string (r, &r->socket_path, path);
+}
+
+gchar *
+cudaipc_reader_dup_socket_path (CudaIpcReader * r)
+{
+  return dup_string (r, &r->socket_path);
+}
+
+void
+cudaipc_reader_set_name (CudaIpcReader * r, const gchar * name)
+{
+  set_string (r, &r->name, name);
+}
+
+gchar *
+cudaipc_reader_dup_name (CudaIpcReader * r)
+{
+  return dup_string (r, &r->name);
+}
+
+/* With the lock: what the client drops frames beyond. */
+static void
+apply_max_held_locked (CudaIpcReader * r)
+{
+  if (r->client != NULL)
+    cudaipc_client_set_max_held (r->client, r->keep_all ? 0 : r->max_held);
+}
+
+void
+cudaipc_reader_set_max_held (CudaIpcReader * r, gint max_held)
+{
+  g_mutex_lock (&r->lock);
+  r->max_held = max_held;
+  apply_max_held_locked (r);
+  g_mutex_unlock (&r->lock);
+}
+
+gint
+cudaipc_reader_get_max_held (CudaIpcReader * r)
+{
+  gint value;
+
+  g_mutex_lock (&r->lock);
+  value = r->max_held;
+  g_mutex_unlock (&r->lock);
+  return value;
+}
+
+void
+cudaipc_reader_set_keep_all (CudaIpcReader * r, gboolean keep_all)
+{
+  g_mutex_lock (&r->lock);
+  r->keep_all = keep_all;
+  apply_max_held_locked (r);
+  g_mutex_unlock (&r->lock);
+}
+
+/* Runs */
+
+gboolean
+cudaipc_reader_start (CudaIpcReader * r, GError ** error)
+{
+  if (r->client == NULL) {
+    g_set_error_literal (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        r->client_error->message);
+    return FALSE;
+  }
+  g_free (r->path);
+  r->path = cudaipc_reader_dup_socket_path (r);
+  if (r->path == NULL || r->path[0] == '\0') {
+    g_set_error_literal (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "No socket-path set");
+    return FALSE;
+  }
+  cudaipc_client_reset_stats (r->client);
+  r->connections = 0;
+  r->ring_limit = G_MAXUINT;
+  return TRUE;
+}
+
+void
+cudaipc_reader_stop (CudaIpcReader * r)
+{
+  if (r->client == NULL)
+    return;
+  cudaipc_client_disconnect (r->client, CUDAIPC_BYE_NORMAL,
+      "the consumer stopped");
+  cudaipc_client_release_device (r->client);
+}
+
+const gchar *
+cudaipc_reader_get_path (CudaIpcReader * r)
+{
+  return r->path;
+}
+
+guint
+cudaipc_reader_get_connections (CudaIpcReader * r)
+{
+  return r->connections;
+}
+
+CudaIpcClient *
+cudaipc_reader_get_client (CudaIpcReader * r)
+{
+  return r->client;
+}
+
+void
+cudaipc_reader_cancel (CudaIpcReader * r)
+{
+  if (r->client != NULL)
+    cudaipc_client_cancel (r->client);
+}
+
+void
+cudaipc_reader_uncancel (CudaIpcReader * r)
+{
+  if (r->client != NULL)
+    cudaipc_client_uncancel (r->client);
+}
+
+guint
+cudaipc_reader_held_limit (CudaIpcReader * r)
+{
+  gint max_held = cudaipc_reader_get_max_held (r);
+  CudaIpcClientInfo info;
+
+  if (max_held > 0)
+    return (guint) max_held;
+  if (max_held == 0)
+    return G_MAXUINT;
+  if (r->client != NULL && cudaipc_client_get_info (r->client, &info) &&
+      info.n_slots > 0)
+    r->ring_limit = MAX (info.n_slots - 1, 1);
+  return r->ring_limit;
+}
+
+/* Connecting */
+
+/* Connects and runs the handshake: the first time within connect-timeout,
+ * after a lost producer within reconnect-timeout, either bounded by
+ * @deadline. */
+static CudaIpcReaderStatus
+reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
+    GError ** error)
+{
+  g_autoptr (GError) err = NULL;
+  g_autofree gchar *name = NULL;
+  CudaIpcClientStatus st;
+  gboolean again = r->connections > 0;
+  const gchar *setting = again ? "reconnect-timeout" : "connect-timeout";
+  guint timeout;
+  gint device_id;
+
+  g_mutex_lock (&r->lock);
+  timeout = again ? r->reconnect_timeout : r->connect_timeout;
+  device_id = r->device_id;
+  name = g_strdup (r->name);
+  cudaipc_client_set_peer_access (r->client, r->peer_access);
+  g_mutex_unlock (&r->lock);
+
+  if (deadline > 0) {
+    gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
+
+    left = MAX (left, 1);
+    timeout = timeout ? MIN (timeout, (guint) MIN (left, G_MAXUINT)) :
+        (guint) MIN (left, G_MAXUINT);
+  }
+
+  GST_DEBUG ("connecting to %s (%s %u ms)", r->path, setting, timeout);
+  st = cudaipc_client_connect (r->client, r->path, name, device_id, timeout,
+      &err);
+  if (st == CUDAIPC_CLIENT_CANCELLED)
+    return CUDAIPC_READER_CANCELLED;
+  if (st != CUDAIPC_CLIENT_OK) {
+    item->debug = g_strdup_printf ("device-id %d, %s %u ms", device_id,
+        setting, timeout);
+    if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
+      g_set_error (error, err->domain, err->code, "%s: start the producer, "
+          "check socket-path, or raise %s (0 waits for as long as it takes)",
+          err->message, setting);
+    else
+      g_propagate_error (error, g_steal_pointer (&err));
+    return CUDAIPC_READER_CONNECT_FAILED;
+  }
+  r->connections++;
+  item->connections = r->connections;
+  item->backend = cudaipc_client_get_backend (r->client);
+  return CUDAIPC_READER_CONNECTED;
+}
+
+/* The producer left without EOS, after BYE if @ci says so; the client
+ * closed the connection already. */
+static CudaIpcReaderStatus
+producer_lost (CudaIpcReader * r, const CudaIpcClientItem * ci,
+    CudaIpcReaderItem * item, GError ** error)
+{
+  const gchar *reason = cudaipc_bye_reason_name (ci->bye_reason);
+  /* a refusal would only be repeated on the next connection */
+  gboolean refused = ci->said_bye && ci->bye_reason != CUDAIPC_BYE_NORMAL &&
+      ci->bye_reason != CUDAIPC_BYE_TOO_SLOW;
+
+  /* without a BYE from the producer, bye_text is this consumer's reason
+   * for closing (interprocess events unavailable: it reconnects without) */
+  item->why = ci->said_bye ? g_strdup_printf ("it said BYE (%s): %s", reason,
+      ci->bye_text) : ci->bye_text ? g_strdup (ci->bye_text) :
+      g_strdup ("it closed the connection without EOS");
+  item->bye_reason = ci->said_bye ? reason : "none";
+  item->reconnecting = cudaipc_reader_get_reconnect (r) && !refused;
+
+  if (refused) {
+    item->debug = g_strdup_printf ("BYE reason: %s", reason);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
+        "The producer on %s ended the connection: %s", r->path, ci->bye_text);
+  } else if (!item->reconnecting) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Lost the producer on %s: %s", r->path, item->why);
+  } else {
+    item->text = g_strdup_printf ("Lost the producer on %s, reconnecting: %s",
+        r->path, item->why);
+  }
+  return CUDAIPC_READER_LOST;
+}
+
+CudaIpcReaderStatus
+cudaipc_reader_next (CudaIpcReader * r, gint64 deadline,
+    CudaIpcReaderItem * item, GError ** error)
+{
+  CudaIpcReaderStatus ret = CUDAIPC_READER_FAILED;
+  CudaIpcClientItem ci;
+
+  memset (item, 0, sizeof (*item));
+  g_return_val_if_fail (r->client != NULL && r->path != NULL,
+      CUDAIPC_READER_FAILED);
+
+  /* the first connection and every reconnection happen here, in the
+   * caller's thread, so that nothing else waits for a producer */
+  if (!cudaipc_client_is_connected (r->client))
+    return reader_connect (r, deadline, item, error);
+
+  switch (cudaipc_client_receive_until (r->client, &ci, deadline, error)) {
+    case CUDAIPC_CLIENT_OK:
+      item->item = ci;
+      return ci.type == CUDAIPC_CLIENT_ITEM_FRAME ? CUDAIPC_READER_FRAME :
+          CUDAIPC_READER_EVENT;
+    case CUDAIPC_CLIENT_CLOSED:
+      ret = producer_lost (r, &ci, item, error);
+      break;
+    case CUDAIPC_CLIENT_CANCELLED:
+      ret = CUDAIPC_READER_CANCELLED;
+      break;
+    case CUDAIPC_CLIENT_TIMEOUT:
+      ret = CUDAIPC_READER_TIMEOUT;
+      break;
+    case CUDAIPC_CLIENT_ERROR:
+      /* the connection is closed; BYE told the producer why */
+      ret = CUDAIPC_READER_FAILED;
+      break;
+  }
+  cudaipc_client_item_clear (&ci);
+  return ret;
+}
+
+void
+cudaipc_reader_item_clear (CudaIpcReaderItem * item)
+{
+  if (item == NULL)
+    return;
+  cudaipc_client_item_clear (&item->item);
+  g_free (item->why);
+  g_free (item->text);
+  g_free (item->debug);
+  memset (item, 0, sizeof (*item));
+}
