@@ -45,13 +45,8 @@
 #include <gst/video/video.h>
 
 #include "cudaipcsrc.h"
-#include "cudaipcsrc-props.h"
-#include "consumer/client.h"
 #include "common/error.h"
-#include "buffers/gstcuda.h"
 #include "media/media.h"
-#include "metas/metas.h"
-#include "common/ticker.h"
 #include "media/timing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
@@ -63,49 +58,40 @@ GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 /* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
 #define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
-struct _GstCuIpcSrc
+enum
 {
-  GstPushSrc parent;
-
-  /* the properties' values, object lock (cudaipcsrc-props.h) */
-  GstCuIpcSrcProps props;
-  GstCaps *offer;               /* what get_caps offers once caps are known */
-  guint64 pushed;               /* frames pushed since start() */
-  CudaIpcMetaCounts metas;      /* object lock: since start() */
-  gboolean warned_metas;        /* a refused meta was warned about on this
-                                 * connection */
-
-  /* the protocol side; NULL when its wake-up fd could not be made */
-  CudaIpcClient *client;
-
-  /* start(), stop() and the streaming thread */
-  gchar *path;                  /* socket-path while started */
-  guint connections;            /* made since start() */
-  gboolean announce;            /* post connected/reconnected with the
-                                 * connection's first frame */
-  CudaIpcBackend backend;       /* the producer's, once connected */
-  GstClockTime frame_duration;  /* object lock: of the caps applied, or
-                                 * NONE */
-  guint held_limit;             /* object lock: max-held in effect on the
-                                 * connection, 0 before one */
-  /* passthrough: the producer's last segment, and whether the running
-   * time offset that lines it up with this pipeline is still to apply */
-  GstSegment producer_segment;
-  gboolean have_producer_segment;
-  gboolean segment_needs_offset;
-  GstCaps *out_caps;            /* the producer's caps now applied */
-  gboolean pushed_any;          /* a buffer went out since start() */
-  gboolean segment_pending;     /* new_segment() since the last buffer */
-  GQueue pending_events;        /* waiting for the next buffer */
-  CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
-
-  /* nvcodec interop: the pipeline's GstCudaContext (object lock: queries
-   * read it from any thread), and the output into GstCudaMemory that
-   * decide_allocation() chose for the current caps (streaming thread) */
-  GObject *cuda_ctx;
-  CudaIpcGstCudaOut *cuda_out;
-  const gchar *output;          /* object lock: what cuda_out does */
+  PROP_0,
+  PROP_SOCKET_PATH,
+  PROP_DEVICE_ID,
+  PROP_CONNECT_TIMEOUT,
+  PROP_RECONNECT,
+  PROP_RECONNECT_TIMEOUT,
+  PROP_MAX_HELD,
+  PROP_IS_LIVE,
+  PROP_TIMESTAMP_MODE,
+  PROP_CLIENT_NAME,
+  PROP_STATS_INTERVAL,
+  PROP_OUTPUT_MEMORY,
+  PROP_PEER_ACCESS,
+  PROP_STATS,
+  N_PROPS
 };
+
+/* those of the consumer's core are its own (reader.h) */
+#define DEFAULT_SOCKET_PATH NULL
+#define DEFAULT_DEVICE_ID CUDAIPC_READER_DEFAULT_DEVICE_ID
+#define DEFAULT_CONNECT_TIMEOUT CUDAIPC_READER_DEFAULT_CONNECT_TIMEOUT
+#define DEFAULT_RECONNECT CUDAIPC_READER_DEFAULT_RECONNECT
+#define DEFAULT_RECONNECT_TIMEOUT CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT
+#define DEFAULT_MAX_HELD CUDAIPC_READER_DEFAULT_MAX_HELD
+#define DEFAULT_IS_LIVE TRUE
+#define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
+#define DEFAULT_CLIENT_NAME NULL
+#define DEFAULT_STATS_INTERVAL 0
+#define DEFAULT_OUTPUT_MEMORY GST_CU_IPC_SRC_OUTPUT_AUTO
+#define DEFAULT_PEER_ACCESS CUDAIPC_READER_DEFAULT_PEER_ACCESS
+
+static GParamSpec *properties[N_PROPS];
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
@@ -129,7 +115,7 @@ get_timestamp_mode (GstCuIpcSrc * self)
   GstCuIpcSrcTimestampMode mode;
 
   GST_OBJECT_LOCK (self);
-  mode = self->props.timestamp_mode;
+  mode = self->timestamp_mode;
   GST_OBJECT_UNLOCK (self);
   return mode;
 }
@@ -181,54 +167,14 @@ post_element_message (GstCuIpcSrc * self, GstStructure * s)
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
-/* Connects and runs the handshake, in the streaming thread: the first
- * time within connect-timeout, after a lost producer within
- * reconnect-timeout. Every wait ends at once on unlock(). GST_FLOW_OK:
- * connected; GST_FLOW_FLUSHING: unlocked; GST_FLOW_ERROR: an error was
- * posted. */
-static GstFlowReturn
-gst_cu_ipc_src_open (GstCuIpcSrc * self)
+/* A connection was made (the first, or again after a lost producer). */
+static void
+connected (GstCuIpcSrc * self, const CudaIpcReaderItem * item)
 {
-  g_autoptr (GError) err = NULL;
-  g_autofree gchar *name = NULL;
-  CudaIpcClientStatus status;
-  gboolean again = self->connections > 0;
-  const gchar *setting = again ? "reconnect-timeout" : "connect-timeout";
-  guint timeout;
-  gint device_id;
-
-  GST_OBJECT_LOCK (self);
-  timeout = again ? self->props.reconnect_timeout : self->props.connect_timeout;
-  device_id = self->props.device_id;
-  name = g_strdup (self->props.client_name);
-  cudaipc_client_set_peer_access (self->client, self->props.peer_access);
-  GST_OBJECT_UNLOCK (self);
-
-  GST_DEBUG_OBJECT (self, "connecting to %s (%s %u ms)", self->path, setting,
-      timeout);
-  status = cudaipc_client_connect (self->client, self->path, name, device_id,
-      timeout, &err);
-  if (status == CUDAIPC_CLIENT_CANCELLED)
-    return GST_FLOW_FLUSHING;
-  if (status != CUDAIPC_CLIENT_OK &&
-      g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s: start the producer, "
-            "check socket-path, or raise %s (0 waits for as long as it "
-            "takes)", err->message, setting), ("device-id %d, %s %u ms",
-            device_id, setting, timeout));
-    return GST_FLOW_ERROR;
-  }
-  if (status != CUDAIPC_CLIENT_OK) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
-        ("device-id %d, %s %u ms", device_id, setting, timeout));
-    return GST_FLOW_ERROR;
-  }
-  self->backend = cudaipc_client_get_backend (self->client);
-  self->connections++;
+  self->backend = item->backend;
   self->announce = TRUE;
   self->warned_metas = FALSE;
   self->segment_needs_offset = self->have_producer_segment;
-  return GST_FLOW_OK;
 }
 
 /* With a connection's first frame (its ring and caps known):
@@ -238,10 +184,13 @@ static void
 announce_connection (GstCuIpcSrc * self, GstCaps * caps)
 {
   g_autofree gchar *caps_str = gst_caps_to_string (caps);
+  const gchar *path = cudaipc_reader_get_path (self->reader);
+  guint connections = cudaipc_reader_get_connections (self->reader);
   CudaIpcClientInfo info;
 
   self->announce = FALSE;
-  if (!cudaipc_client_get_info (self->client, &info))
+  if (!cudaipc_client_get_info (cudaipc_reader_get_client (self->reader),
+          &info))
     return;
   GST_OBJECT_LOCK (self);
   self->held_limit = info.max_held;
@@ -249,11 +198,11 @@ announce_connection (GstCuIpcSrc * self, GstCaps * caps)
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_latency (GST_OBJECT (self)));
   GST_INFO_OBJECT (self, "%s producer '%s' (pid %u) on %s: %u slots",
-      self->connections > 1 ? "reconnected to" : "connected to",
-      info.producer_name, info.producer_pid, self->path, info.n_slots);
-  post_element_message (self, gst_structure_new (self->connections > 1 ?
+      connections > 1 ? "reconnected to" : "connected to",
+      info.producer_name, info.producer_pid, path, info.n_slots);
+  post_element_message (self, gst_structure_new (connections > 1 ?
           "cudaipcsrc-reconnected" : "cudaipcsrc-connected",
-          "socket-path", G_TYPE_STRING, self->path,
+          "socket-path", G_TYPE_STRING, path,
           "producer", G_TYPE_STRING, info.producer_name,
           "producer-pid", G_TYPE_UINT, info.producer_pid,
           "backend", G_TYPE_STRING, cudaipc_backend_name (info.backend),
@@ -265,54 +214,27 @@ announce_connection (GstCuIpcSrc * self, GstCaps * caps)
           "events", G_TYPE_BOOLEAN, info.events,
           "peer", G_TYPE_BOOLEAN, info.peer,
           "max-held", G_TYPE_UINT, info.max_held,
-          "connections", G_TYPE_UINT, self->connections, NULL));
+          "connections", G_TYPE_UINT, connections, NULL));
 }
 
-/* The producer left without EOS, after BYE if @item says so. The client
- * already closed the connection. */
+/* The producer left without EOS; the reader says why, and whether it
+ * connects again. */
 static GstFlowReturn
-producer_lost (GstCuIpcSrc * self, const CudaIpcClientItem * item)
+producer_lost (GstCuIpcSrc * self, const CudaIpcReaderItem * item,
+    const GError * err)
 {
-  const gchar *reason = cudaipc_bye_reason_name (item->bye_reason);
-  g_autofree gchar *why = NULL;
-  gboolean reconnect;
-
-  GST_OBJECT_LOCK (self);
-  reconnect = self->props.reconnect;
-  GST_OBJECT_UNLOCK (self);
-
-  /* without a BYE from the producer, bye_text is this consumer's reason
-   * for closing (interprocess events unavailable: it reconnects without) */
-  why = item->said_bye ? g_strdup_printf ("it said BYE (%s): %s", reason,
-      item->bye_text) : item->bye_text ? g_strdup (item->bye_text) :
-      g_strdup ("it closed the connection without EOS");
   gst_clear_caps (&self->out_caps);
-
-  /* a refusal would only be repeated on the next connection */
-  if (item->said_bye && item->bye_reason != CUDAIPC_BYE_NORMAL &&
-      item->bye_reason != CUDAIPC_BYE_TOO_SLOW)
-    reconnect = FALSE;
   post_element_message (self, gst_structure_new ("cudaipcsrc-producer-lost",
-          "socket-path", G_TYPE_STRING, self->path,
-          "reason", G_TYPE_STRING, why,
-          "bye-reason", G_TYPE_STRING, item->said_bye ? reason : "none",
-          "reconnecting", G_TYPE_BOOLEAN, reconnect, NULL));
-
-  if (item->said_bye && item->bye_reason != CUDAIPC_BYE_NORMAL &&
-      item->bye_reason != CUDAIPC_BYE_TOO_SLOW) {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ,
-        ("The producer on %s ended the connection: %s", self->path,
-            item->bye_text), ("BYE reason: %s", reason));
+          "socket-path", G_TYPE_STRING, cudaipc_reader_get_path (self->reader),
+          "reason", G_TYPE_STRING, item->why,
+          "bye-reason", G_TYPE_STRING, item->bye_reason,
+          "reconnecting", G_TYPE_BOOLEAN, item->reconnecting, NULL));
+  if (!item->reconnecting) {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", err->message),
+        ("%s", item->debug));
     return GST_FLOW_ERROR;
   }
-  if (!reconnect) {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ,
-        ("Lost the producer on %s: %s", self->path, why), (NULL));
-    return GST_FLOW_ERROR;
-  }
-
-  GST_ELEMENT_WARNING (self, RESOURCE, READ,
-      ("Lost the producer on %s, reconnecting: %s", self->path, why), (NULL));
+  GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s", item->text), (NULL));
   return GST_FLOW_OK;
 }
 
@@ -475,7 +397,8 @@ add_metas (GstCuIpcSrc * self, GBytes * blob, GstBuffer * buf)
     self->warned_metas = TRUE;
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
         ("The producer on %s sent frame metadata that breaks the rules; "
-            "such metas are dropped, the frames go out", self->path),
+            "such metas are dropped, the frames go out",
+            cudaipc_reader_get_path (self->reader)),
         ("%s (counted in stats metas-refused; warned once a connection)",
             err->message));
   }
@@ -612,34 +535,36 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 
   while (buf == NULL) {
     g_autoptr (GError) err = NULL;
-    CudaIpcClientItem item;
+    g_auto (CudaIpcReaderItem) item = { {0,}, };
 
-    /* the first connection and every reconnection happen here, in the
-     * streaming thread, so that no state change waits for a producer */
-    if (!cudaipc_client_is_connected (self->client)) {
-      ret = gst_cu_ipc_src_open (self);
-      if (ret != GST_FLOW_OK)
-        return ret;
-    }
-
-    switch (cudaipc_client_receive (self->client, &item, &err)) {
-      case CUDAIPC_CLIENT_OK:
-        if (item.type == CUDAIPC_CLIENT_ITEM_FRAME)
-          ret = make_buffer (self, &item.frame, &buf);
-        else
-          ret = handle_event (self, g_steal_pointer (&item.event));
+    /* the first connection and every reconnection happen in next(), in
+     * the streaming thread, so that no state change waits for a
+     * producer */
+    switch (cudaipc_reader_next (self->reader, 0, &item, &err)) {
+      case CUDAIPC_READER_FRAME:
+        ret = make_buffer (self, &item.item.frame, &buf);
         break;
-      case CUDAIPC_CLIENT_CLOSED:
-        ret = producer_lost (self, &item);
+      case CUDAIPC_READER_EVENT:
+        ret = handle_event (self, g_steal_pointer (&item.item.event));
         break;
-      case CUDAIPC_CLIENT_CANCELLED:
+      case CUDAIPC_READER_CONNECTED:
+        connected (self, &item);
+        break;
+      case CUDAIPC_READER_LOST:
+        ret = producer_lost (self, &item, err);
+        break;
+      case CUDAIPC_READER_TIMEOUT:
+        /* no deadline */
+        break;
+      case CUDAIPC_READER_CANCELLED:
         ret = GST_FLOW_FLUSHING;
         break;
-      case CUDAIPC_CLIENT_TIMEOUT:
-        /* receive() has no deadline */
+      case CUDAIPC_READER_CONNECT_FAILED:
+        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
+            ("%s", item.debug));
+        ret = GST_FLOW_ERROR;
         break;
-      case CUDAIPC_CLIENT_ERROR:
-        /* the connection is closed; BYE told the producer why */
+      case CUDAIPC_READER_FAILED:
         if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL))
           GST_ELEMENT_ERROR (self, STREAM, FAILED, ("%s", err->message),
               (NULL));
@@ -649,7 +574,6 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         ret = GST_FLOW_ERROR;
         break;
     }
-    cudaipc_client_item_clear (&item);
     if (ret != GST_FLOW_OK)
       return ret;
   }
@@ -660,7 +584,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     GstCuIpcSrcOutputMemory mode;
 
     GST_OBJECT_LOCK (self);
-    mode = self->props.output_memory;
+    mode = self->output_memory;
     GST_OBJECT_UNLOCK (self);
     if (out != NULL) {
       buf = out;
@@ -697,40 +621,33 @@ static gboolean
 gst_cu_ipc_src_start (GstBaseSrc * bsrc)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
+  g_autoptr (GError) err = NULL;
   guint stats_interval;
 
-  if (self->client == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-        ("Could not create a wake-up eventfd"), (NULL));
+  if (!cudaipc_reader_start (self->reader, &err)) {
+    if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID))
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", err->message),
+          ("set socket-path to the cudaipcsink's"));
+    else
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("%s", err->message),
+          (NULL));
     return FALSE;
   }
 
   GST_OBJECT_LOCK (self);
-  g_free (self->path);
-  self->path = g_strdup (self->props.socket_path);
   self->pushed = 0;
   memset (&self->metas, 0, sizeof (self->metas));
+  self->frame_duration = GST_CLOCK_TIME_NONE;
+  self->held_limit = 0;
+  stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
-  if (self->path == NULL || self->path[0] == '\0') {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No socket-path set"), ("set socket-path to the cudaipcsink's"));
-    return FALSE;
-  }
-
-  cudaipc_client_reset_stats (self->client);
-  self->connections = 0;
   self->announce = FALSE;
   self->pushed_any = FALSE;
   self->segment_pending = FALSE;
-  self->frame_duration = GST_CLOCK_TIME_NONE;
-  self->held_limit = 0;
   self->have_producer_segment = FALSE;
   self->segment_needs_offset = FALSE;
   gst_clear_caps (&self->out_caps);
 
-  GST_OBJECT_LOCK (self);
-  stats_interval = self->props.stats_interval;
-  GST_OBJECT_UNLOCK (self);
   if (stats_interval > 0)
     self->ticker = cudaipc_ticker_new ("cudaipcsrc-stats", stats_interval,
         post_stats, self);
@@ -746,11 +663,7 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
   g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
   set_cuda_ctx (self, NULL);
-  if (self->client != NULL) {
-    cudaipc_client_disconnect (self->client, CUDAIPC_BYE_NORMAL,
-        "the consumer stopped");
-    cudaipc_client_release_device (self->client);
-  }
+  cudaipc_reader_stop (self->reader);
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   GST_OBJECT_LOCK (self);
@@ -764,8 +677,7 @@ gst_cu_ipc_src_unlock (GstBaseSrc * bsrc)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
 
-  if (self->client != NULL)
-    cudaipc_client_cancel (self->client);
+  cudaipc_reader_cancel (self->reader);
   return TRUE;
 }
 
@@ -774,8 +686,7 @@ gst_cu_ipc_src_unlock_stop (GstBaseSrc * bsrc)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
 
-  if (self->client != NULL)
-    cudaipc_client_uncancel (self->client);
+  cudaipc_reader_uncancel (self->reader);
   return TRUE;
 }
 
@@ -831,9 +742,9 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  mode = self->props.output_memory;
-  device_id = self->props.device_id;
+  mode = self->output_memory;
   GST_OBJECT_UNLOCK (self);
+  device_id = cudaipc_reader_get_device_id (self->reader);
 
   gst_query_parse_allocation (query, &caps, NULL);
   features = caps ? gst_caps_get_features (caps, 0) : NULL;
@@ -887,11 +798,8 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
   if (g_strcmp0 (gst_context_get_context_type (context),
           CUDA_CONTEXT_TYPE) == 0) {
     GObject *ctx = get_cuda_ctx (self);
-    gint device_id;
+    gint device_id = cudaipc_reader_get_device_id (self->reader);
 
-    GST_OBJECT_LOCK (self);
-    device_id = self->props.device_id;
-    GST_OBJECT_UNLOCK (self);
     if (cudaipc_gstcuda_handle_set_context (element, context, device_id, &ctx))
       set_cuda_ctx (self, ctx);
     g_clear_object (&ctx);
@@ -908,14 +816,14 @@ query_latency (GstCuIpcSrc * self, GstQuery * query)
 {
   GstClockTime duration, min = 0, max = GST_CLOCK_TIME_NONE;
   gint max_held;
+  guint held;
 
   if (!gst_base_src_is_live (GST_BASE_SRC (self)))
     return FALSE;
-  guint held;
 
+  max_held = cudaipc_reader_get_max_held (self->reader);
   GST_OBJECT_LOCK (self);
   duration = self->frame_duration;
-  max_held = self->props.max_held;
   held = self->held_limit;
   GST_OBJECT_UNLOCK (self);
   if (GST_CLOCK_TIME_IS_VALID (duration)) {
@@ -966,8 +874,8 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
   const gchar *output;
   guint64 pushed;
 
-  if (self->client != NULL)
-    cudaipc_client_get_stats (self->client, &cs);
+  if (cudaipc_reader_get_client (self->reader) != NULL)
+    cudaipc_client_get_stats (cudaipc_reader_get_client (self->reader), &cs);
   GST_OBJECT_LOCK (self);
   pushed = self->pushed;
   output = self->output;
@@ -1006,17 +914,55 @@ gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
+  CudaIpcReader *r = self->reader;
 
-  if (prop_id == PROP_IS_LIVE) {
-    gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
-    return;
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      cudaipc_reader_set_socket_path (r, g_value_get_string (value));
+      break;
+    case PROP_DEVICE_ID:
+      cudaipc_reader_set_device_id (r, g_value_get_int (value));
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      cudaipc_reader_set_connect_timeout (r, g_value_get_uint (value));
+      break;
+    case PROP_RECONNECT:
+      cudaipc_reader_set_reconnect (r, g_value_get_boolean (value));
+      break;
+    case PROP_RECONNECT_TIMEOUT:
+      cudaipc_reader_set_reconnect_timeout (r, g_value_get_uint (value));
+      break;
+    case PROP_MAX_HELD:
+      cudaipc_reader_set_max_held (r, g_value_get_int (value));
+      break;
+    case PROP_IS_LIVE:
+      gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
+      break;
+    case PROP_TIMESTAMP_MODE:
+      GST_OBJECT_LOCK (self);
+      self->timestamp_mode = g_value_get_enum (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_CLIENT_NAME:
+      cudaipc_reader_set_name (r, g_value_get_string (value));
+      break;
+    case PROP_STATS_INTERVAL:
+      GST_OBJECT_LOCK (self);
+      self->stats_interval = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_OUTPUT_MEMORY:
+      GST_OBJECT_LOCK (self);
+      self->output_memory = g_value_get_enum (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_PEER_ACCESS:
+      cudaipc_reader_set_peer_access (r, g_value_get_boolean (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
   }
-  GST_OBJECT_LOCK (self);
-  if (!gst_cu_ipc_src_props_set (&self->props, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-  if (prop_id == PROP_MAX_HELD && self->client != NULL)
-    cudaipc_client_set_max_held (self->client, self->props.max_held);
-  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -1024,21 +970,56 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
+  CudaIpcReader *r = self->reader;
 
   switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_value_take_string (value, cudaipc_reader_dup_socket_path (r));
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, cudaipc_reader_get_device_id (r));
+      break;
+    case PROP_CONNECT_TIMEOUT:
+      g_value_set_uint (value, cudaipc_reader_get_connect_timeout (r));
+      break;
+    case PROP_RECONNECT:
+      g_value_set_boolean (value, cudaipc_reader_get_reconnect (r));
+      break;
+    case PROP_RECONNECT_TIMEOUT:
+      g_value_set_uint (value, cudaipc_reader_get_reconnect_timeout (r));
+      break;
+    case PROP_MAX_HELD:
+      g_value_set_int (value, cudaipc_reader_get_max_held (r));
+      break;
     case PROP_IS_LIVE:
       g_value_set_boolean (value, gst_base_src_is_live (GST_BASE_SRC (self)));
-      return;
+      break;
+    case PROP_TIMESTAMP_MODE:
+      g_value_set_enum (value, get_timestamp_mode (self));
+      break;
+    case PROP_CLIENT_NAME:
+      g_value_take_string (value, cudaipc_reader_dup_name (r));
+      break;
+    case PROP_STATS_INTERVAL:
+      GST_OBJECT_LOCK (self);
+      g_value_set_uint (value, self->stats_interval);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_OUTPUT_MEMORY:
+      GST_OBJECT_LOCK (self);
+      g_value_set_enum (value, self->output_memory);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_PEER_ACCESS:
+      g_value_set_boolean (value, cudaipc_reader_get_peer_access (r));
+      break;
     case PROP_STATS:
       g_value_take_boxed (value, gst_cu_ipc_src_get_stats (self));
-      return;
+      break;
     default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
-  GST_OBJECT_LOCK (self);
-  if (!gst_cu_ipc_src_props_get (&self->props, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -1048,12 +1029,10 @@ gst_cu_ipc_src_finalize (GObject * object)
 
   /* stop() ran: nothing is connected or imported any more; frames still
    * downstream keep the client's session alive */
-  cudaipc_client_free (self->client);
+  cudaipc_reader_free (self->reader);
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   gst_clear_caps (&self->offer);
-  gst_cu_ipc_src_props_clear (&self->props);
-  g_free (self->path);
 
   G_OBJECT_CLASS (gst_cu_ipc_src_parent_class)->finalize (object);
 }
@@ -1062,16 +1041,13 @@ static void
 gst_cu_ipc_src_init (GstCuIpcSrc * self)
 {
   GstBaseSrc *bsrc = GST_BASE_SRC (self);
-  g_autoptr (GError) err = NULL;
 
-  gst_cu_ipc_src_props_init (&self->props);
+  /* the defaults of its settings are those of the properties */
+  self->reader = cudaipc_reader_new ();
+  self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
+  self->stats_interval = DEFAULT_STATS_INTERVAL;
+  self->output_memory = DEFAULT_OUTPUT_MEMORY;
   self->output = OUTPUT_IMPORTED;
-
-  self->client = cudaipc_client_new (&err);
-  if (self->client == NULL)
-    GST_ERROR_OBJECT (self, "%s", err->message);
-  else
-    cudaipc_client_set_max_held (self->client, self->props.max_held);
   g_queue_init (&self->pending_events);
 
   gst_base_src_set_format (bsrc, GST_FORMAT_TIME);
@@ -1090,7 +1066,198 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   gobject_class->get_property = gst_cu_ipc_src_get_property;
   gobject_class->finalize = gst_cu_ipc_src_finalize;
 
-  gst_cu_ipc_src_props_install (gobject_class);
+  /**
+   * GstCuIpcSrc:socket-path:
+   *
+   * The cudaipcsink's socket: a file path, or "@name" for a Linux abstract
+   * socket.
+   */
+  properties[PROP_SOCKET_PATH] = g_param_spec_string ("socket-path",
+      "Socket path",
+      "The producer's socket: a path, or @name for an abstract socket",
+      DEFAULT_SOCKET_PATH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:device-id:
+   *
+   * The CUDA device this consumer uses (ignored by the host backend). The
+   * backend is the producer's, learned from its HELLO; with the cuda
+   * backend the producer's GPU must be this one.
+   */
+  properties[PROP_DEVICE_ID] = g_param_spec_int ("device-id", "Device ID",
+      "CUDA device ordinal of this consumer (the producer's GPU)", 0,
+      G_MAXINT, DEFAULT_DEVICE_ID, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:connect-timeout:
+   *
+   * How long to wait for a producer, in milliseconds, when none listens on
+   * #GstCuIpcSrc:socket-path yet at start, and for its HELLO once
+   * connected. 0 waits forever. (After losing a producer,
+   * #GstCuIpcSrc:reconnect-timeout applies instead.)
+   */
+  properties[PROP_CONNECT_TIMEOUT] = g_param_spec_uint ("connect-timeout",
+      "Connect timeout",
+      "How long to wait for the producer, in ms (0 = forever)", 0,
+      G_MAXUINT, DEFAULT_CONNECT_TIMEOUT, G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:reconnect:
+   *
+   * When the producer goes away without EOS, post a warning and keep
+   * trying to connect again (see #GstCuIpcSrc:reconnect-timeout) instead
+   * of failing. Frames of the old connection still downstream stay valid.
+   */
+  properties[PROP_RECONNECT] = g_param_spec_boolean ("reconnect", "Reconnect",
+      "Reconnect when the producer goes away without EOS", DEFAULT_RECONNECT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:reconnect-timeout:
+   *
+   * With #GstCuIpcSrc:reconnect, how long to keep trying to reach a
+   * producer after losing one, in milliseconds, before failing with an
+   * error; also the wait for the new producer's HELLO. 0 (the default)
+   * keeps trying until the element stops.
+   */
+  properties[PROP_RECONNECT_TIMEOUT] = g_param_spec_uint ("reconnect-timeout",
+      "Reconnect timeout",
+      "How long to keep trying to reconnect after losing the producer, in "
+      "ms (0 = until stopped)", 0, G_MAXUINT, DEFAULT_RECONNECT_TIMEOUT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:max-held:
+   *
+   * The most frames this consumer holds at once: pushed and not yet freed
+   * downstream, or read and waiting to be pushed. The source keeps reading
+   * while downstream is busy, and a frame beyond the limit goes back to
+   * the producer at once, counted in frames-dropped (the oldest one read
+   * and not pushed yet, else the one that arrives): a slow consumer loses
+   * frames instead of stalling the producer or being dropped by it. -1
+   * (the default): the producer's ring less one, at least 1 (a syncing
+   * sink holds the frame it showed last, the one it waits to show and the
+   * next, read meanwhile). 0: no limit (a
+   * consumer that must see every frame; with on-full=wait it holds the
+   * producer back when it is slow).
+   */
+  properties[PROP_MAX_HELD] = g_param_spec_int ("max-held", "Max held",
+      "Most frames held at once; more are dropped (-1 = the producer's "
+      "ring less one, 0 = no limit)", -1, G_MAXINT, DEFAULT_MAX_HELD,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:is-live:
+   *
+   * Act as a live source.
+   */
+  properties[PROP_IS_LIVE] = g_param_spec_boolean ("is-live", "Is live",
+      "Act as a live source", DEFAULT_IS_LIVE, G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:timestamp-mode:
+   *
+   * clock: stamp each frame with this pipeline's running time of the
+   * moment the producer's PTS stands for (both share CLOCK_MONOTONIC), so
+   * the two pipelines' running times line up; frames from before this
+   * pipeline started get 0. passthrough: push the producer's PTS, DTS and
+   * segments unchanged.
+   */
+  properties[PROP_TIMESTAMP_MODE] = g_param_spec_enum ("timestamp-mode",
+      "Timestamp mode", "How frames are timestamped",
+      GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE, DEFAULT_TIMESTAMP_MODE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:client-name:
+   *
+   * The name this consumer gives the producer in its HELLO, for the
+   * producer's messages and statistics, at most 255 bytes. NULL:
+   * "cudaipcsrc-<pid>".
+   */
+  properties[PROP_CLIENT_NAME] = g_param_spec_string ("client-name",
+      "Client name",
+      "Name given to the producer (NULL = cudaipcsrc-<pid>)",
+      DEFAULT_CLIENT_NAME, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:stats-interval:
+   *
+   * Every this many milliseconds while the source runs, post an element
+   * message "cudaipcsrc-stats" whose fields are those of
+   * #GstCuIpcSrc:stats; 0 (the default) posts none. Read when the source
+   * starts.
+   */
+  properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
+      "Stats interval", "Post a \"cudaipcsrc-stats\" element message with "
+      "the stats every this many ms (0 = never)", 0, G_MAXUINT,
+      DEFAULT_STATS_INTERVAL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:output-memory:
+   *
+   * The memory frames go downstream in when the caps are
+   * video/x-raw(memory:CUDAMemory). "imported": the imported slot itself,
+   * no copy (GST_MAP_CUDA gives its device pointer). "gst-cuda": nvcodec's
+   * GstCudaMemory, as nvcodec's own elements expect, from GStreamer's CUDA
+   * library (libgstcuda-1.0): with GStreamer >= 1.24 the slot is wrapped,
+   * no copy; with 1.22 each frame is copied on the GPU into a CUDA buffer
+   * pool (downstream's when it offers one) and the slot is released at
+   * once. "auto" (the default): GstCudaMemory where downstream offers a
+   * CUDA buffer pool in the allocation query (nvcodec's elements do),
+   * the imported slot otherwise (appsink, fakesink, other elements).
+   */
+  properties[PROP_OUTPUT_MEMORY] = g_param_spec_enum ("output-memory",
+      "Output memory", "The memory frames in CUDA memory caps go out in",
+      GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY, DEFAULT_OUTPUT_MEMORY,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:peer-access:
+   *
+   * When the producer's ring is on another GPU than #GstCuIpcSrc:device-id
+   * and this device can access that GPU as a peer (NVLink or PCIe peer to
+   * peer), map the slots for this device and read them in place, across
+   * the interconnect. Off, or without peer access between the two, such a
+   * producer is refused with an error that names the device to use.
+   */
+  properties[PROP_PEER_ACCESS] = g_param_spec_boolean ("peer-access",
+      "Peer access", "Read a producer on another GPU in place through peer "
+      "access where the two GPUs allow it", DEFAULT_PEER_ACCESS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:stats:
+   *
+   * Counters, as an "application/x-cudaipcsrc-stats" structure:
+   * frames-received (FRAMEs received), frames-pushed, frames-dropped
+   * (released at once because of #GstCuIpcSrc:max-held, or discarded),
+   * frames-discarded (of those, frames that arrived before the producer's
+   * BYE and were to go out more than 100 ms after they were published:
+   * released unpushed, for the producer had dropped this consumer and
+   * may reuse their slots), frames-released
+   * (RELEASEs sent), all guint64 since start; held (frames of the current
+   * connection not yet released), generation (the producer's ring) and
+   * imports (slots imported on the current connection), all guint; and
+   * driver-calls (guint64 since start): CUDA driver calls made on the
+   * per-frame path, with the cuda backend a context push, the interprocess
+   * event's wait and the pop per frame; and output
+   * (string): what frames go out in, "imported" (the slot itself),
+   * "gst-cuda-wrapped" or "gst-cuda-copied" (see
+   * #GstCuIpcSrc:output-memory); and peer (boolean): the producer's ring
+   * is on another GPU, read through peer access (#GstCuIpcSrc:peer-access).
+   */
+  properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
+      "Frame counters", GST_TYPE_STRUCTURE,
+      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (gobject_class, N_PROPS, properties);
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,

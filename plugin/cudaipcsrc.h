@@ -13,12 +13,14 @@
  * reference to their memory, possibly long after the element stopped or
  * reconnected.
  *
- * Ownership: the protocol side (connection, handshake, imports, caps
- * table, frame checks, the release path and its counters) is a
- * CudaIpcClient (gst/consumer/client.h) that the element owns for its lifetime; its
- * contract says who owns each fd, slot and frame. The element decides
- * about reconnecting and errors, negotiates caps, builds buffers (memory,
- * GstVideoMeta, timestamps) and pushes events. Where downstream works on
+ * Ownership: the consumer's core is a CudaIpcReader (gst/consumer/reader.h)
+ * that the element owns for its lifetime: the connection and its
+ * settings, the rules for connecting again and the texts of the errors,
+ * over a CudaIpcClient (gst/consumer/client.h) whose contract says who
+ * owns each fd, slot and frame. The element does the GStreamer work: it
+ * negotiates caps, builds buffers (memory, GstVideoMeta, timestamps),
+ * pushes events, and posts the reader's news as messages, warnings and
+ * errors. Where downstream works on
  * nvcodec's GstCudaMemory, a CudaIpcGstCudaOut (gst/buffers/gstcuda.h), made in
  * decide_allocation() for the caps negotiated, turns each frame into one.
  */
@@ -28,11 +30,61 @@
 #include <gst/base/gstpushsrc.h>
 
 #include "cudaipc-enums.h"
+#include "consumer/reader.h"
+#include "buffers/gstcuda.h"
+#include "metas/metas.h"
+#include "common/ticker.h"
 
 G_BEGIN_DECLS
 #define GST_TYPE_CU_IPC_SRC (gst_cu_ipc_src_get_type ())
 G_DECLARE_FINAL_TYPE (GstCuIpcSrc, gst_cu_ipc_src, GST, CU_IPC_SRC, GstPushSrc);
 
+struct _GstCuIpcSrc
+{
+  GstPushSrc parent;
+
+  /* the consumer's core and its settings (socket-path, device-id,
+   * connect-timeout, reconnect, reconnect-timeout, max-held, client-name,
+   * peer-access); NULL never */
+  CudaIpcReader *reader;
+
+  /* the element's own properties: object lock */
+  GstCuIpcSrcTimestampMode timestamp_mode;
+  guint stats_interval;
+  GstCuIpcSrcOutputMemory output_memory;
+
+  GstCaps *offer;               /* what get_caps offers once caps are known */
+  guint64 pushed;               /* frames pushed since start() */
+  CudaIpcMetaCounts metas;      /* object lock: since start() */
+  gboolean warned_metas;        /* a refused meta was warned about on this
+                                 * connection */
+
+  /* start(), stop() and the streaming thread */
+  gboolean announce;            /* post connected/reconnected with the
+                                 * connection's first frame */
+  CudaIpcBackend backend;       /* the producer's, once connected */
+  GstClockTime frame_duration;  /* object lock: of the caps applied, or
+                                 * NONE */
+  guint held_limit;             /* object lock: max-held in effect on the
+                                 * connection, 0 before one */
+  /* passthrough: the producer's last segment, and whether the running
+   * time offset that lines it up with this pipeline is still to apply */
+  GstSegment producer_segment;
+  gboolean have_producer_segment;
+  gboolean segment_needs_offset;
+  GstCaps *out_caps;            /* the producer's caps now applied */
+  gboolean pushed_any;          /* a buffer went out since start() */
+  gboolean segment_pending;     /* new_segment() since the last buffer */
+  GQueue pending_events;        /* waiting for the next buffer */
+  CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
+
+  /* nvcodec interop: the pipeline's GstCudaContext (object lock: queries
+   * read it from any thread), and the output into GstCudaMemory that
+   * decide_allocation() chose for the current caps (streaming thread) */
+  GObject *cuda_ctx;
+  CudaIpcGstCudaOut *cuda_out;
+  const gchar *output;          /* object lock: what cuda_out does */
+};
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
 GST_ELEMENT_REGISTER_DECLARE (cuipcsrc);
