@@ -73,7 +73,7 @@ cudaipc_consumer_options_init (cudaipc_consumer_options * o)
   o->connect_timeout_ms = CUDAIPC_READER_DEFAULT_API_CONNECT_TIMEOUT;
   o->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
   o->reconnect_timeout_ms = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
-  o->max_held = 2;
+  o->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;
   o->peer_access = CUDAIPC_READER_DEFAULT_PEER_ACCESS;
   o->keep_all = 0;
 }
@@ -116,6 +116,7 @@ cudaipc_consumer_new (const char *socket_path,
    * the producer at once: the producer is never held back (unless all
    * are to be kept) */
   cudaipc_reader_set_max_held (c->reader,
+      opts.max_held == CUDAIPC_MAX_HELD_AUTO ? CUDAIPC_MAX_HELD_AUTO :
       CLAMP (opts.max_held, 1, CUDAIPC_MAX_SLOTS));
   cudaipc_reader_set_keep_all (c->reader, opts.keep_all != 0);
   if (!cudaipc_reader_start (c->reader, &err)) {

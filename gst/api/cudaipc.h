@@ -110,7 +110,9 @@ typedef struct
   uint32_t connect_timeout_ms;  /* waiting for a producer (5000; 0: ever) */
   int32_t reconnect;            /* after a producer went away (1) */
   uint32_t reconnect_timeout_ms;        /* (0: as long as next() waits) */
-  int32_t max_held;             /* frames held at once (2; 1..64) */
+  int32_t max_held;             /* frames held at once (-1, the default:
+                                 * the producer's ring less one, as
+                                 * cuipcsrc's max-held; else 1..64) */
   int32_t peer_access;          /* read another GPU's ring through peer
                                  * access (1) */
   int32_t keep_all;             /* never drop a frame that arrives while the

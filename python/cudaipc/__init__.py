@@ -522,14 +522,15 @@ class Consumer(_Closing):
     Connects on the first frame, waiting up to @connect_timeout seconds
     for a producer, and again after one went away while @reconnect.
     @timeout bounds each wait for a frame (None: as long as it takes).
-    Frames that arrive while the program is busy and @max_held are held go
-    back to the producer (dropped here), unless @keep_all: then a slow
-    consumer holds the producer back (with its on-full=wait).
+    @max_held frames at most are held at once (-1: the producer's ring
+    less one). Frames that arrive while the program is busy and @max_held
+    are held go back to the producer (dropped here), unless @keep_all:
+    then a slow consumer holds the producer back (with its on-full=wait).
     """
 
     def __init__(self, socket_path, *, name=None, device_id=0,
                  connect_timeout=5.0, reconnect=True, reconnect_timeout=None,
-                 max_held=2, peer_access=True, keep_all=False,
+                 max_held=-1, peer_access=True, keep_all=False,
                  timeout=None):
         o = _lib.ConsumerOptions()
         lib.cudaipc_consumer_options_init(ctypes.byref(o))
