@@ -54,9 +54,13 @@ GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 
 #define CUDA_MEMORY_FEATURE "memory:CUDAMemory"
 
-
-/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
-#define CUDA_CONTEXT_TYPE "gst.cuda.context"
+/* output-memory is the output's mode */
+G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_AUTO ==
+    (gint) CUDAIPC_OUTPUT_AUTO);
+G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_IMPORTED ==
+    (gint) CUDAIPC_OUTPUT_IMPORTED);
+G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_GST_CUDA ==
+    (gint) CUDAIPC_OUTPUT_GST_CUDA);
 
 enum
 {
@@ -120,42 +124,15 @@ get_timestamp_mode (GstCuIpcSrc * self)
   return mode;
 }
 
-/* The stats' "output" */
-#define OUTPUT_IMPORTED "imported"
-#define OUTPUT_WRAPPED "gst-cuda-wrapped"
-#define OUTPUT_COPIED "gst-cuda-copied"
-
-static void
-set_output (GstCuIpcSrc * self, const gchar * output)
+static CudaIpcOutputMode
+get_output_mode (GstCuIpcSrc * self)
 {
-  GST_OBJECT_LOCK (self);
-  self->output = output;
-  GST_OBJECT_UNLOCK (self);
-}
-
-/* The pipeline's GstCudaContext: a new reference, or NULL. */
-static GObject *
-get_cuda_ctx (GstCuIpcSrc * self)
-{
-  GObject *ctx = NULL;
+  CudaIpcOutputMode mode;
 
   GST_OBJECT_LOCK (self);
-  if (self->cuda_ctx)
-    ctx = g_object_ref (self->cuda_ctx);
+  mode = (CudaIpcOutputMode) self->output_memory;
   GST_OBJECT_UNLOCK (self);
-  return ctx;
-}
-
-/* Keeps a reference on @ctx (may be NULL) as the pipeline's context. */
-static void
-set_cuda_ctx (GstCuIpcSrc * self, GObject * ctx)
-{
-  GST_OBJECT_LOCK (self);
-  if (self->cuda_ctx != ctx) {
-    g_clear_object (&self->cuda_ctx);
-    self->cuda_ctx = ctx ? g_object_ref (ctx) : NULL;
-  }
-  GST_OBJECT_UNLOCK (self);
+  return mode;
 }
 
 /* Connection */
@@ -578,30 +555,21 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return ret;
   }
 
-  if (self->cuda_out != NULL) {
+  {
     g_autoptr (GError) err = NULL;
-    GstBuffer *out = cudaipc_gstcuda_out_convert (self->cuda_out, buf, &err);
-    GstCuIpcSrcOutputMemory mode;
 
-    GST_OBJECT_LOCK (self);
-    mode = self->output_memory;
-    GST_OBJECT_UNLOCK (self);
-    if (out != NULL) {
-      buf = out;
-    } else if (mode == GST_CU_IPC_SRC_OUTPUT_GST_CUDA) {
-      gst_buffer_unref (buf);
+    buf = cudaipc_output_convert (self->output, buf, &err);
+    if (buf == NULL) {
       GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
           ("Could not hand a frame downstream as GstCudaMemory: %s",
               err->message), ("set output-memory=imported to push the "
               "imported slot instead"));
       return GST_FLOW_ERROR;
-    } else {
-      /* auto: the imported slot serves downstream too, no frame lost */
+    }
+    if (err != NULL) {
       GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
           ("Could not hand frames downstream as GstCudaMemory: %s; pushing "
               "the imported slots from now on", err->message), (NULL));
-      g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
-      set_output (self, OUTPUT_IMPORTED);
     }
   }
 
@@ -661,8 +629,7 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
 
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
-  g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
-  set_cuda_ctx (self, NULL);
+  cudaipc_output_reset (self->output);
   cudaipc_reader_stop (self->reader);
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
@@ -735,58 +702,15 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
   g_autoptr (GError) err = NULL;
-  GstCuIpcSrcOutputMemory mode;
-  GstCaps *caps = NULL;
-  GstCapsFeatures *features;
-  GObject *ctx;
-  gint device_id;
 
-  GST_OBJECT_LOCK (self);
-  mode = self->output_memory;
-  GST_OBJECT_UNLOCK (self);
-  device_id = cudaipc_reader_get_device_id (self->reader);
-
-  gst_query_parse_allocation (query, &caps, NULL);
-  features = caps ? gst_caps_get_features (caps, 0) : NULL;
-  g_clear_pointer (&self->cuda_out, cudaipc_gstcuda_out_free);
-  set_output (self, OUTPUT_IMPORTED);
-  if (self->backend != CUDAIPC_BACKEND_CUDA || features == NULL ||
-      !gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) ||
-      mode == GST_CU_IPC_SRC_OUTPUT_IMPORTED) {
-    cudaipc_gstcuda_clear_query_pools (query);
-    GST_DEBUG_OBJECT (self, "frames go out in the imported slots");
+  if (cudaipc_output_decide (self->output, GST_ELEMENT (self), query,
+          self->backend, get_output_mode (self),
+          cudaipc_reader_get_device_id (self->reader), &err))
     return TRUE;
-  }
-
-  ctx = get_cuda_ctx (self);
-  self->cuda_out = cudaipc_gstcuda_out_for_query (GST_ELEMENT (self), query,
-      device_id, mode == GST_CU_IPC_SRC_OUTPUT_AUTO, &ctx, &err);
-  if (ctx)
-    set_cuda_ctx (self, ctx);
-  g_clear_object (&ctx);
-
-  if (self->cuda_out == NULL && err == NULL) {
-    GST_DEBUG_OBJECT (self, "no CUDA pool downstream: frames go out in the "
-        "imported slots");
-    return TRUE;
-  }
-  if (self->cuda_out == NULL) {
-    if (mode == GST_CU_IPC_SRC_OUTPUT_GST_CUDA) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("output-memory=gst-cuda, but frames cannot be handed downstream "
-              "as GstCudaMemory: %s", err->message), (NULL));
-      return FALSE;
-    }
-    GST_INFO_OBJECT (self, "frames go out in the imported slots: %s",
-        err->message);
-    return TRUE;
-  }
-  set_output (self, cudaipc_gstcuda_out_wraps (self->cuda_out) ?
-      OUTPUT_WRAPPED : OUTPUT_COPIED);
-  GST_INFO_OBJECT (self, "frames go out as GstCudaMemory (%s)",
-      cudaipc_gstcuda_out_wraps (self->cuda_out) ? "wrapped, no copy" :
-      "copied into a CUDA buffer pool");
-  return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+      ("output-memory=gst-cuda, but frames cannot be handed downstream "
+          "as GstCudaMemory: %s", err->message), (NULL));
+  return FALSE;
 }
 
 static void
@@ -794,16 +718,8 @@ gst_cu_ipc_src_set_context (GstElement * element, GstContext * context)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (element);
 
-  /* only a CUDA context can concern us: nothing else loads libgstcuda */
-  if (g_strcmp0 (gst_context_get_context_type (context),
-          CUDA_CONTEXT_TYPE) == 0) {
-    GObject *ctx = get_cuda_ctx (self);
-    gint device_id = cudaipc_reader_get_device_id (self->reader);
-
-    if (cudaipc_gstcuda_handle_set_context (element, context, device_id, &ctx))
-      set_cuda_ctx (self, ctx);
-    g_clear_object (&ctx);
-  }
+  cudaipc_output_set_context (self->output, element, context,
+      cudaipc_reader_get_device_id (self->reader));
   GST_ELEMENT_CLASS (gst_cu_ipc_src_parent_class)->set_context (element,
       context);
 }
@@ -851,16 +767,8 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
       query_latency (self, query))
     return TRUE;
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT) {
-    GObject *ctx = get_cuda_ctx (self);
-    gboolean handled;
-
-    handled = ctx != NULL &&
-        cudaipc_gstcuda_handle_context_query (GST_ELEMENT (self), query, ctx);
-    g_clear_object (&ctx);
-    if (handled)
-      return TRUE;
-  }
+  if (cudaipc_output_handle_query (self->output, GST_ELEMENT (self), query))
+    return TRUE;
   return GST_BASE_SRC_CLASS (gst_cu_ipc_src_parent_class)->query (bsrc, query);
 }
 
@@ -871,14 +779,12 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
 {
   CudaIpcClientStats cs = { 0, };
   CudaIpcMetaCounts metas;
-  const gchar *output;
   guint64 pushed;
 
   if (cudaipc_reader_get_client (self->reader) != NULL)
     cudaipc_client_get_stats (cudaipc_reader_get_client (self->reader), &cs);
   GST_OBJECT_LOCK (self);
   pushed = self->pushed;
-  output = self->output;
   metas = self->metas;
   GST_OBJECT_UNLOCK (self);
   return gst_structure_new ("application/x-cudaipcsrc-stats",
@@ -894,7 +800,7 @@ gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
       "driver-calls", G_TYPE_UINT64, cs.driver_calls,
-      "output", G_TYPE_STRING, output, "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
+      "output", G_TYPE_STRING, cudaipc_output_get_name (self->output), "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
 }
 
 /* The ticker's thread, every stats-interval from start() to stop(). */
@@ -1030,6 +936,7 @@ gst_cu_ipc_src_finalize (GObject * object)
   /* stop() ran: nothing is connected or imported any more; frames still
    * downstream keep the client's session alive */
   cudaipc_reader_free (self->reader);
+  cudaipc_output_free (self->output);
   gst_clear_caps (&self->out_caps);
   g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   gst_clear_caps (&self->offer);
@@ -1047,7 +954,7 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->timestamp_mode = DEFAULT_TIMESTAMP_MODE;
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->output_memory = DEFAULT_OUTPUT_MEMORY;
-  self->output = OUTPUT_IMPORTED;
+  self->output = cudaipc_output_new ();
   g_queue_init (&self->pending_events);
 
   gst_base_src_set_format (bsrc, GST_FORMAT_TIME);

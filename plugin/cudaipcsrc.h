@@ -20,9 +20,9 @@
  * owns each fd, slot and frame. The element does the GStreamer work: it
  * negotiates caps, builds buffers (memory, GstVideoMeta, timestamps),
  * pushes events, and posts the reader's news as messages, warnings and
- * errors. Where downstream works on
- * nvcodec's GstCudaMemory, a CudaIpcGstCudaOut (gst/buffers/gstcuda.h), made in
- * decide_allocation() for the caps negotiated, turns each frame into one.
+ * errors. Where downstream works on nvcodec's GstCudaMemory, a
+ * CudaIpcOutput (gst/consumer/output.h), set up in decide_allocation()
+ * for the caps negotiated, turns each frame into one.
  */
 #pragma once
 
@@ -31,7 +31,7 @@
 
 #include "cudaipc-enums.h"
 #include "consumer/reader.h"
-#include "buffers/gstcuda.h"
+#include "consumer/output.h"
 #include "metas/metas.h"
 #include "common/ticker.h"
 
@@ -78,12 +78,9 @@ struct _GstCuIpcSrc
   GQueue pending_events;        /* waiting for the next buffer */
   CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
 
-  /* nvcodec interop: the pipeline's GstCudaContext (object lock: queries
-   * read it from any thread), and the output into GstCudaMemory that
-   * decide_allocation() chose for the current caps (streaming thread) */
-  GObject *cuda_ctx;
-  CudaIpcGstCudaOut *cuda_out;
-  const gchar *output;          /* object lock: what cuda_out does */
+  /* where frames go out: the imported slot or nvcodec's GstCudaMemory,
+   * chosen in decide_allocation() for the caps negotiated */
+  CudaIpcOutput *output;
 };
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
