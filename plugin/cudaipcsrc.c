@@ -55,12 +55,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 #define CUDA_MEMORY_FEATURE "memory:CUDAMemory"
 
 /* output-memory is the output's mode */
-G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_AUTO ==
-    (gint) CUDAIPC_OUTPUT_AUTO);
-G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_IMPORTED ==
-    (gint) CUDAIPC_OUTPUT_IMPORTED);
-G_STATIC_ASSERT ((gint) GST_CU_IPC_SRC_OUTPUT_GST_CUDA ==
-    (gint) CUDAIPC_OUTPUT_GST_CUDA);
+G_STATIC_ASSERT (GST_CU_IPC_SRC_OUTPUT_AUTO == (gint) CUDAIPC_OUTPUT_AUTO &&
+    GST_CU_IPC_SRC_OUTPUT_IMPORTED == (gint) CUDAIPC_OUTPUT_IMPORTED &&
+    GST_CU_IPC_SRC_OUTPUT_GST_CUDA == (gint) CUDAIPC_OUTPUT_GST_CUDA);
 
 enum
 {
@@ -111,28 +108,15 @@ GST_ELEMENT_REGISTER_DEFINE (cudaipcsrc, "cudaipcsrc", GST_RANK_NONE,
 GST_ELEMENT_REGISTER_DEFINE (cuipcsrc, "cuipcsrc", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SRC);
 
-static void post_stats (gpointer user_data);
-
-static GstCuIpcSrcTimestampMode
-get_timestamp_mode (GstCuIpcSrc * self)
+static gboolean
+is_passthrough (GstCuIpcSrc * self)
 {
-  GstCuIpcSrcTimestampMode mode;
+  gboolean passthrough;
 
   GST_OBJECT_LOCK (self);
-  mode = self->timestamp_mode;
+  passthrough = self->timestamp_mode == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH;
   GST_OBJECT_UNLOCK (self);
-  return mode;
-}
-
-static CudaIpcOutputMode
-get_output_mode (GstCuIpcSrc * self)
-{
-  CudaIpcOutputMode mode;
-
-  GST_OBJECT_LOCK (self);
-  mode = (CudaIpcOutputMode) self->output_memory;
-  GST_OBJECT_UNLOCK (self);
-  return mode;
+  return passthrough;
 }
 
 /* Connection */
@@ -144,54 +128,20 @@ post_element_message (GstCuIpcSrc * self, GstStructure * s)
       gst_message_new_element (GST_OBJECT (self), s));
 }
 
-/* A connection was made (the first, or again after a lost producer). */
-static void
-connected (GstCuIpcSrc * self, const CudaIpcReaderItem * item)
-{
-  self->backend = item->backend;
-  self->announce = TRUE;
-  self->warned_metas = FALSE;
-  self->segment_needs_offset = self->have_producer_segment;
-}
-
 /* With a connection's first frame (its ring and caps known):
  * "cudaipcsrc-connected", or "cudaipcsrc-reconnected" after a lost
  * producer. */
 static void
 announce_connection (GstCuIpcSrc * self, GstCaps * caps)
 {
-  g_autofree gchar *caps_str = gst_caps_to_string (caps);
-  const gchar *path = cudaipc_reader_get_path (self->reader);
-  guint connections = cudaipc_reader_get_connections (self->reader);
-  CudaIpcClientInfo info;
+  GstStructure *s = cudaipc_reader_describe_connection (self->reader, caps);
 
   self->announce = FALSE;
-  if (!cudaipc_client_get_info (cudaipc_reader_get_client (self->reader),
-          &info))
+  if (s == NULL)
     return;
-  GST_OBJECT_LOCK (self);
-  self->held_limit = info.max_held;
-  GST_OBJECT_UNLOCK (self);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_latency (GST_OBJECT (self)));
-  GST_INFO_OBJECT (self, "%s producer '%s' (pid %u) on %s: %u slots",
-      connections > 1 ? "reconnected to" : "connected to",
-      info.producer_name, info.producer_pid, path, info.n_slots);
-  post_element_message (self, gst_structure_new (connections > 1 ?
-          "cudaipcsrc-reconnected" : "cudaipcsrc-connected",
-          "socket-path", G_TYPE_STRING, path,
-          "producer", G_TYPE_STRING, info.producer_name,
-          "producer-pid", G_TYPE_UINT, info.producer_pid,
-          "backend", G_TYPE_STRING, cudaipc_backend_name (info.backend),
-          "ring-size", G_TYPE_UINT, info.n_slots,
-          "slot-size", G_TYPE_UINT64, info.slot_size,
-          "generation", G_TYPE_UINT, (guint) info.generation,
-          "caps", G_TYPE_STRING, caps_str,
-          "fence", G_TYPE_BOOLEAN, info.fence,
-          "events", G_TYPE_BOOLEAN, info.events,
-          "peer", G_TYPE_BOOLEAN, info.peer,
-          "max-held", G_TYPE_UINT, info.max_held,
-          "connections", G_TYPE_UINT, connections, NULL));
+  post_element_message (self, s);
 }
 
 /* The producer left without EOS; the reader says why, and whether it
@@ -217,53 +167,32 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcReaderItem * item,
 
 /* Caps */
 
-static GstCaps *
-choose_output_caps (GstCuIpcSrc * self, GstCaps * plain)
+/* Sets the output caps for the producer's @plain caps unless they are
+ * already current: in CUDA memory with the cuda backend where downstream
+ * accepts it, else @plain. get_caps() offers both from now on. */
+static gboolean
+apply_caps (GstCuIpcSrc * self, GstCaps * plain)
 {
-  GstCaps *cuda;
-
-  if (self->backend != CUDAIPC_BACKEND_CUDA)
-    return gst_caps_ref (plain);
-
-  cuda = gst_caps_copy (plain);
-  gst_caps_set_features (cuda, 0,
-      gst_caps_features_new (CUDA_MEMORY_FEATURE, NULL));
-  if (gst_pad_peer_query_accept_caps (GST_BASE_SRC_PAD (self), cuda))
-    return cuda;
-  gst_caps_unref (cuda);
-  return gst_caps_ref (plain);
-}
-
-static void
-update_offer (GstCuIpcSrc * self, GstCaps * plain)
-{
-  GstCaps *offer = gst_caps_new_empty ();
+  GstCaps *offer = gst_caps_new_empty (), *cuda = NULL, *out, *current;
+  gboolean ok = TRUE;
 
   if (self->backend == CUDAIPC_BACKEND_CUDA) {
-    GstCaps *cuda = gst_caps_copy (plain);
-
+    cuda = gst_caps_copy (plain);
     gst_caps_set_features (cuda, 0,
         gst_caps_features_new (CUDA_MEMORY_FEATURE, NULL));
-    gst_caps_append (offer, cuda);
+    gst_caps_append (offer, gst_caps_copy (cuda));
   }
   gst_caps_append (offer, gst_caps_copy (plain));
-
   GST_OBJECT_LOCK (self);
   gst_caps_replace (&self->offer, offer);
   GST_OBJECT_UNLOCK (self);
   gst_caps_unref (offer);
-}
 
-/* Sets the output caps for the producer's @plain caps unless they are
- * already current. */
-static gboolean
-apply_caps (GstCuIpcSrc * self, GstCaps * plain)
-{
-  GstCaps *out, *current;
-  gboolean ok = TRUE;
-
-  update_offer (self, plain);
-  out = choose_output_caps (self, plain);
+  if (cuda && gst_pad_peer_query_accept_caps (GST_BASE_SRC_PAD (self), cuda))
+    out = gst_caps_ref (cuda);
+  else
+    out = gst_caps_ref (plain);
+  gst_clear_caps (&cuda);
   current = gst_pad_get_current_caps (GST_BASE_SRC_PAD (self));
   if (current == NULL || !gst_caps_is_equal (current, out)) {
     GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
@@ -315,85 +244,18 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
 
 /* Frames */
 
-/* passthrough: with the first frame of a connection (or after a new
- * segment), the producer's segment goes out moved onto this pipeline's
- * running time (timing.h) */
-static void
-offset_producer_segment (GstCuIpcSrc * self, const CudaIpcFrameMsg * f)
-{
-  GstSegment seg;
-
-  if (!self->segment_needs_offset)
-    return;
-  if (!self->have_producer_segment)
-    gst_segment_init (&self->producer_segment, GST_FORMAT_TIME);
-  seg = self->producer_segment;
-  if (!cudaipc_timing_offset_segment (GST_ELEMENT (self), &seg,
-          f->clock_time, f->pts))
-    return;
-  self->segment_needs_offset = FALSE;
-  if (gst_base_src_new_segment (GST_BASE_SRC (self), &seg))
-    self->segment_pending = TRUE;
-}
-
-static void
-set_times (GstCuIpcSrc * self, const CudaIpcFrameMsg * f, GstBuffer * buf)
-{
-  if (get_timestamp_mode (self) == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH) {
-    GST_BUFFER_PTS (buf) = cudaipc_timing_sane (f->pts);
-    GST_BUFFER_DTS (buf) = cudaipc_timing_sane (f->dts);
-    offset_producer_segment (self, f);
-    return;
-  }
-  /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
-  cudaipc_timing_from_monotonic (GST_ELEMENT (self), f->clock_time, f->pts,
-      f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
-}
-
-/* The producer's metas of a frame onto @buf. What it sent is untrusted:
- * a meta that breaks a rule is dropped, with those after it, and warned
- * about once a connection; the frame goes out all the same. */
-static void
-add_metas (GstCuIpcSrc * self, GBytes * blob, GstBuffer * buf)
-{
-  g_autoptr (GError) err = NULL;
-  CudaIpcMetaCounts counts = { 0, };
-  gsize len;
-  const guint8 *data = g_bytes_get_data (blob, &len);
-  gboolean ok = cudaipc_metas_decode (data, len, buf, &counts, &err);
-
-  GST_OBJECT_LOCK (self);
-  self->metas.carried += counts.carried;
-  self->metas.skipped += counts.skipped;
-  self->metas.dropped += counts.dropped;
-  GST_OBJECT_UNLOCK (self);
-  if (ok)
-    return;
-  GST_DEBUG_OBJECT (self, "metas of a frame refused: %s", err->message);
-  if (!self->warned_metas) {
-    self->warned_metas = TRUE;
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("The producer on %s sent frame metadata that breaks the rules; "
-            "such metas are dropped, the frames go out",
-            cudaipc_reader_get_path (self->reader)),
-        ("%s (counted in stats metas-refused; warned once a connection)",
-            err->message));
-  }
-}
-
 /* A buffer around the validated @frame (its memory taken). */
 static GstFlowReturn
 make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
     GstBuffer ** outbuf)
 {
+  g_autoptr (GError) metas_err = NULL;
   const CudaIpcFrameMsg *f = &frame->msg;
   GstBuffer *buf;
   GstFlowReturn ret;
 
   /* from here, unreffing the buffer releases the slot */
-  buf = gst_buffer_new ();
-  gst_buffer_append_memory (buf, g_steal_pointer (&frame->memory));
-
+  buf = cudaipc_reader_make_buffer (self->reader, frame, &metas_err);
   ret = ensure_caps (self, frame->caps);
   if (ret != GST_FLOW_OK) {
     gst_buffer_unref (buf);
@@ -401,103 +263,18 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
   }
   if (self->announce)
     announce_connection (self, frame->caps);
-
-  cudaipc_media_apply_frame (buf, f, &frame->info);
-  if (frame->meta)
-    add_metas (self, frame->meta, buf);
-  set_times (self, f, buf);
-  if (frame->discont)
-    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+  if (metas_err != NULL)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE,
+        ("The producer on %s sent frame metadata that breaks the rules; "
+            "such metas are dropped, the frames go out",
+            cudaipc_reader_get_path (self->reader)),
+        ("%s (counted in stats metas-refused; warned once a connection)",
+            metas_err->message));
+  cudaipc_downstream_stamp (self->downstream, f, buf, is_passthrough (self));
 
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT " in slot %u: %"
       GST_PTR_FORMAT, f->seq, f->slot, buf);
   *outbuf = buf;
-  return GST_FLOW_OK;
-}
-
-/* Events */
-
-/* TAG and custom events go out in order, before the next buffer and after
- * caps and segment: basesrc inserts them in its own queue before the
- * buffer we return, and once a buffer went out they can go at once. */
-static void
-queue_event (GstCuIpcSrc * self, GstEvent * event)
-{
-  if (!self->pushed_any || self->segment_pending ||
-      !g_queue_is_empty (&self->pending_events))
-    g_queue_push_tail (&self->pending_events, event);
-  else
-    gst_pad_push_event (GST_BASE_SRC_PAD (self), event);
-}
-
-static void
-flush_events_to_basesrc (GstCuIpcSrc * self)
-{
-  GstElementClass *parent = GST_ELEMENT_CLASS (gst_cu_ipc_src_parent_class);
-  gboolean queueable = TRUE;
-  GstEvent *event;
-
-  /* basesrc queues these types only (its send_event); with any other, all
-   * go out now, in order, ahead of a new segment */
-  for (GList * l = self->pending_events.head; l != NULL; l = l->next) {
-    GstEventType type = GST_EVENT_TYPE (l->data);
-
-    if (type != GST_EVENT_TAG && type != GST_EVENT_CUSTOM_DOWNSTREAM &&
-        type != GST_EVENT_CUSTOM_BOTH)
-      queueable = FALSE;
-  }
-  /* pushed here, they would overtake the segment basesrc pushes before
-   * the next buffer: that segment goes first (basesrc sends it again,
-   * unchanged, which downstream takes as the same segment) */
-  if (!queueable && !g_queue_is_empty (&self->pending_events) &&
-      (!self->pushed_any || self->segment_pending)) {
-    GstSegment seg;
-
-    GST_OBJECT_LOCK (self);
-    seg = GST_BASE_SRC (self)->segment;
-    GST_OBJECT_UNLOCK (self);
-    gst_pad_push_event (GST_BASE_SRC_PAD (self), gst_event_new_segment (&seg));
-  }
-  while ((event = g_queue_pop_head (&self->pending_events)) != NULL) {
-    if (queueable)
-      parent->send_event (GST_ELEMENT (self), event);
-    else
-      gst_pad_push_event (GST_BASE_SRC_PAD (self), event);
-  }
-}
-
-/* Takes @event, one the client parsed. */
-static GstFlowReturn
-handle_event (GstCuIpcSrc * self, GstEvent * event)
-{
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_EOS:
-      gst_event_unref (event);
-      /* EOS ends the stream: what is queued goes before it */
-      while ((event = g_queue_pop_head (&self->pending_events)) != NULL)
-        gst_pad_push_event (GST_BASE_SRC_PAD (self), event);
-      return GST_FLOW_EOS;
-    case GST_EVENT_SEGMENT:{
-      GstSegment seg;
-
-      /* in clock mode the source keeps its own live segment; in
-       * passthrough the producer's goes out, its running time moved onto
-       * this pipeline's with the next frame (set_times) */
-      if (get_timestamp_mode (self) == GST_CU_IPC_SRC_TIMESTAMP_PASSTHROUGH) {
-        gst_event_copy_segment (event, &seg);
-        self->producer_segment = seg;
-        self->have_producer_segment = TRUE;
-        self->segment_needs_offset = TRUE;
-        if (gst_base_src_new_segment (GST_BASE_SRC (self), &seg))
-          self->segment_pending = TRUE;
-      }
-      gst_event_unref (event);
-      break;
-    }
-    default:
-      queue_event (self, event);
-      break;
-  }
   return GST_FLOW_OK;
 }
 
@@ -507,6 +284,7 @@ static GstFlowReturn
 gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (psrc);
+  g_autoptr (GError) out_err = NULL;
   GstBuffer *buf = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
 
@@ -522,10 +300,14 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         ret = make_buffer (self, &item.item.frame, &buf);
         break;
       case CUDAIPC_READER_EVENT:
-        ret = handle_event (self, g_steal_pointer (&item.item.event));
+        ret = cudaipc_downstream_event (self->downstream,
+            g_steal_pointer (&item.item.event), is_passthrough (self));
         break;
       case CUDAIPC_READER_CONNECTED:
-        connected (self, &item);
+        /* announced with the connection's first frame */
+        self->backend = item.backend;
+        self->announce = TRUE;
+        cudaipc_downstream_connected (self->downstream);
         break;
       case CUDAIPC_READER_LOST:
         ret = producer_lost (self, &item, err);
@@ -555,32 +337,51 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return ret;
   }
 
-  {
-    g_autoptr (GError) err = NULL;
-
-    buf = cudaipc_output_convert (self->output, buf, &err);
-    if (buf == NULL) {
-      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
-          ("Could not hand a frame downstream as GstCudaMemory: %s",
-              err->message), ("set output-memory=imported to push the "
-              "imported slot instead"));
-      return GST_FLOW_ERROR;
-    }
-    if (err != NULL) {
-      GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
-          ("Could not hand frames downstream as GstCudaMemory: %s; pushing "
-              "the imported slots from now on", err->message), (NULL));
-    }
+  buf = cudaipc_output_convert (self->output, buf, &out_err);
+  if (buf == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not hand a frame downstream as GstCudaMemory: %s",
+            out_err->message), ("set output-memory=imported to push the "
+            "imported slot instead"));
+    return GST_FLOW_ERROR;
   }
+  if (out_err != NULL)
+    GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+        ("Could not hand frames downstream as GstCudaMemory: %s; pushing "
+            "the imported slots from now on", out_err->message), (NULL));
 
-  flush_events_to_basesrc (self);
-  self->pushed_any = TRUE;
-  self->segment_pending = FALSE;
+  cudaipc_downstream_buffer_out (self->downstream);
   GST_OBJECT_LOCK (self);
   self->pushed++;
   GST_OBJECT_UNLOCK (self);
   *outbuf = buf;
   return GST_FLOW_OK;
+}
+
+/* Stats */
+
+static GstStructure *
+gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
+{
+  guint64 pushed;
+
+  GST_OBJECT_LOCK (self);
+  pushed = self->pushed;
+  GST_OBJECT_UNLOCK (self);
+  return cudaipc_reader_get_stats (self->reader, pushed,
+      cudaipc_output_get_name (self->output));
+}
+
+/* The ticker's thread, every stats-interval from start() to stop(). */
+static void
+post_stats (gpointer user_data)
+{
+  GstCuIpcSrc *self = user_data;
+  GstStructure *st = gst_cu_ipc_src_get_stats (self);
+
+  gst_structure_set_name (st, "cudaipcsrc-stats");
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), st));
 }
 
 /* GstBaseSrc */
@@ -604,16 +405,11 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
 
   GST_OBJECT_LOCK (self);
   self->pushed = 0;
-  memset (&self->metas, 0, sizeof (self->metas));
   self->frame_duration = GST_CLOCK_TIME_NONE;
-  self->held_limit = 0;
   stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
   self->announce = FALSE;
-  self->pushed_any = FALSE;
-  self->segment_pending = FALSE;
-  self->have_producer_segment = FALSE;
-  self->segment_needs_offset = FALSE;
+  cudaipc_downstream_reset (self->downstream);
   gst_clear_caps (&self->out_caps);
 
   if (stats_interval > 0)
@@ -632,7 +428,7 @@ gst_cu_ipc_src_stop (GstBaseSrc * bsrc)
   cudaipc_output_reset (self->output);
   cudaipc_reader_stop (self->reader);
   gst_clear_caps (&self->out_caps);
-  g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
+  cudaipc_downstream_reset (self->downstream);
   GST_OBJECT_LOCK (self);
   gst_clear_caps (&self->offer);
   GST_OBJECT_UNLOCK (self);
@@ -703,9 +499,14 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   GstCuIpcSrc *self = GST_CU_IPC_SRC (bsrc);
   g_autoptr (GError) err = NULL;
 
+  CudaIpcOutputMode mode;
+
+  GST_OBJECT_LOCK (self);
+  mode = (CudaIpcOutputMode) self->output_memory;
+  GST_OBJECT_UNLOCK (self);
   if (cudaipc_output_decide (self->output, GST_ELEMENT (self), query,
-          self->backend, get_output_mode (self),
-          cudaipc_reader_get_device_id (self->reader), &err))
+          self->backend, mode, cudaipc_reader_get_device_id (self->reader),
+          &err))
     return TRUE;
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
       ("output-memory=gst-cuda, but frames cannot be handed downstream "
@@ -731,23 +532,16 @@ static gboolean
 query_latency (GstCuIpcSrc * self, GstQuery * query)
 {
   GstClockTime duration, min = 0, max = GST_CLOCK_TIME_NONE;
-  gint max_held;
   guint held;
 
   if (!gst_base_src_is_live (GST_BASE_SRC (self)))
     return FALSE;
 
-  max_held = cudaipc_reader_get_max_held (self->reader);
   GST_OBJECT_LOCK (self);
   duration = self->frame_duration;
-  held = self->held_limit;
   GST_OBJECT_UNLOCK (self);
   if (GST_CLOCK_TIME_IS_VALID (duration)) {
-    /* auto before a connection: at least one frame */
-    if (max_held >= 0)
-      held = (guint) max_held;
-    else if (held == 0)
-      held = 1;
+    held = cudaipc_reader_latency_frames (self->reader);
     min = duration;
     if (held > 0)
       max = duration * held;
@@ -774,101 +568,35 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
 
 /* GObject */
 
-static GstStructure *
-gst_cu_ipc_src_get_stats (GstCuIpcSrc * self)
-{
-  CudaIpcClientStats cs = { 0, };
-  CudaIpcMetaCounts metas;
-  guint64 pushed;
-
-  if (cudaipc_reader_get_client (self->reader) != NULL)
-    cudaipc_client_get_stats (cudaipc_reader_get_client (self->reader), &cs);
-  GST_OBJECT_LOCK (self);
-  pushed = self->pushed;
-  metas = self->metas;
-  GST_OBJECT_UNLOCK (self);
-  return gst_structure_new ("application/x-cudaipcsrc-stats",
-      "frames-received", G_TYPE_UINT64, cs.received,
-      "frames-pushed", G_TYPE_UINT64, pushed,
-      "frames-dropped", G_TYPE_UINT64, cs.dropped,
-      "frames-discarded", G_TYPE_UINT64, cs.discarded,
-      "metas-received", G_TYPE_UINT64, (guint64) metas.carried,
-      "metas-skipped", G_TYPE_UINT64, (guint64) metas.skipped,
-      "metas-refused", G_TYPE_UINT64, (guint64) metas.dropped,
-      "frames-released", G_TYPE_UINT64, cs.released,
-      "held", G_TYPE_UINT, cs.held,
-      "generation", G_TYPE_UINT, cs.generation,
-      "imports", G_TYPE_UINT, cs.imports,
-      "driver-calls", G_TYPE_UINT64, cs.driver_calls,
-      "output", G_TYPE_STRING, cudaipc_output_get_name (self->output), "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
-}
-
-/* The ticker's thread, every stats-interval from start() to stop(). */
-static void
-post_stats (gpointer user_data)
-{
-  GstCuIpcSrc *self = user_data;
-  GstStructure *st = gst_cu_ipc_src_get_stats (self);
-
-  gst_structure_set_name (st, "cudaipcsrc-stats");
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), st));
-}
-
 static void
 gst_cu_ipc_src_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
-  CudaIpcReader *r = self->reader;
 
+  /* the consumer's settings are the reader's */
+  if (cudaipc_reader_set_setting (self->reader, pspec->name, value))
+    return;
+  GST_OBJECT_LOCK (self);
   switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      cudaipc_reader_set_socket_path (r, g_value_get_string (value));
-      break;
-    case PROP_DEVICE_ID:
-      cudaipc_reader_set_device_id (r, g_value_get_int (value));
-      break;
-    case PROP_CONNECT_TIMEOUT:
-      cudaipc_reader_set_connect_timeout (r, g_value_get_uint (value));
-      break;
-    case PROP_RECONNECT:
-      cudaipc_reader_set_reconnect (r, g_value_get_boolean (value));
-      break;
-    case PROP_RECONNECT_TIMEOUT:
-      cudaipc_reader_set_reconnect_timeout (r, g_value_get_uint (value));
-      break;
-    case PROP_MAX_HELD:
-      cudaipc_reader_set_max_held (r, g_value_get_int (value));
-      break;
     case PROP_IS_LIVE:
-      gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
-      break;
-    case PROP_TIMESTAMP_MODE:
-      GST_OBJECT_LOCK (self);
-      self->timestamp_mode = g_value_get_enum (value);
       GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_CLIENT_NAME:
-      cudaipc_reader_set_name (r, g_value_get_string (value));
+      gst_base_src_set_live (GST_BASE_SRC (self), g_value_get_boolean (value));
+      return;
+    case PROP_TIMESTAMP_MODE:
+      self->timestamp_mode = g_value_get_enum (value);
       break;
     case PROP_STATS_INTERVAL:
-      GST_OBJECT_LOCK (self);
       self->stats_interval = g_value_get_uint (value);
-      GST_OBJECT_UNLOCK (self);
       break;
     case PROP_OUTPUT_MEMORY:
-      GST_OBJECT_LOCK (self);
       self->output_memory = g_value_get_enum (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_PEER_ACCESS:
-      cudaipc_reader_set_peer_access (r, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -876,56 +604,35 @@ gst_cu_ipc_src_get_property (GObject * object, guint prop_id, GValue * value,
     GParamSpec * pspec)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (object);
-  CudaIpcReader *r = self->reader;
 
+  if (cudaipc_reader_get_setting (self->reader, pspec->name, value))
+    return;
   switch (prop_id) {
-    case PROP_SOCKET_PATH:
-      g_value_take_string (value, cudaipc_reader_dup_socket_path (r));
-      break;
-    case PROP_DEVICE_ID:
-      g_value_set_int (value, cudaipc_reader_get_device_id (r));
-      break;
-    case PROP_CONNECT_TIMEOUT:
-      g_value_set_uint (value, cudaipc_reader_get_connect_timeout (r));
-      break;
-    case PROP_RECONNECT:
-      g_value_set_boolean (value, cudaipc_reader_get_reconnect (r));
-      break;
-    case PROP_RECONNECT_TIMEOUT:
-      g_value_set_uint (value, cudaipc_reader_get_reconnect_timeout (r));
-      break;
-    case PROP_MAX_HELD:
-      g_value_set_int (value, cudaipc_reader_get_max_held (r));
-      break;
     case PROP_IS_LIVE:
       g_value_set_boolean (value, gst_base_src_is_live (GST_BASE_SRC (self)));
-      break;
-    case PROP_TIMESTAMP_MODE:
-      g_value_set_enum (value, get_timestamp_mode (self));
-      break;
-    case PROP_CLIENT_NAME:
-      g_value_take_string (value, cudaipc_reader_dup_name (r));
-      break;
-    case PROP_STATS_INTERVAL:
-      GST_OBJECT_LOCK (self);
-      g_value_set_uint (value, self->stats_interval);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_OUTPUT_MEMORY:
-      GST_OBJECT_LOCK (self);
-      g_value_set_enum (value, self->output_memory);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_PEER_ACCESS:
-      g_value_set_boolean (value, cudaipc_reader_get_peer_access (r));
-      break;
+      return;
     case PROP_STATS:
       g_value_take_boxed (value, gst_cu_ipc_src_get_stats (self));
+      return;
+    default:
+      break;
+  }
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_TIMESTAMP_MODE:
+      g_value_set_enum (value, self->timestamp_mode);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, self->stats_interval);
+      break;
+    case PROP_OUTPUT_MEMORY:
+      g_value_set_enum (value, self->output_memory);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  GST_OBJECT_UNLOCK (self);
 }
 
 static void
@@ -937,8 +644,8 @@ gst_cu_ipc_src_finalize (GObject * object)
    * downstream keep the client's session alive */
   cudaipc_reader_free (self->reader);
   cudaipc_output_free (self->output);
+  cudaipc_downstream_free (self->downstream);
   gst_clear_caps (&self->out_caps);
-  g_queue_clear_full (&self->pending_events, (GDestroyNotify) gst_event_unref);
   gst_clear_caps (&self->offer);
 
   G_OBJECT_CLASS (gst_cu_ipc_src_parent_class)->finalize (object);
@@ -955,7 +662,7 @@ gst_cu_ipc_src_init (GstCuIpcSrc * self)
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->output_memory = DEFAULT_OUTPUT_MEMORY;
   self->output = cudaipc_output_new ();
-  g_queue_init (&self->pending_events);
+  self->downstream = cudaipc_downstream_new (bsrc);
 
   gst_base_src_set_format (bsrc, GST_FORMAT_TIME);
   gst_base_src_set_live (bsrc, DEFAULT_IS_LIVE);

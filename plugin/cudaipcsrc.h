@@ -32,7 +32,7 @@
 #include "cudaipc-enums.h"
 #include "consumer/reader.h"
 #include "consumer/output.h"
-#include "metas/metas.h"
+#include "consumer/downstream.h"
 #include "common/ticker.h"
 
 G_BEGIN_DECLS
@@ -55,9 +55,6 @@ struct _GstCuIpcSrc
 
   GstCaps *offer;               /* what get_caps offers once caps are known */
   guint64 pushed;               /* frames pushed since start() */
-  CudaIpcMetaCounts metas;      /* object lock: since start() */
-  gboolean warned_metas;        /* a refused meta was warned about on this
-                                 * connection */
 
   /* start(), stop() and the streaming thread */
   gboolean announce;            /* post connected/reconnected with the
@@ -65,17 +62,9 @@ struct _GstCuIpcSrc
   CudaIpcBackend backend;       /* the producer's, once connected */
   GstClockTime frame_duration;  /* object lock: of the caps applied, or
                                  * NONE */
-  guint held_limit;             /* object lock: max-held in effect on the
-                                 * connection, 0 before one */
-  /* passthrough: the producer's last segment, and whether the running
-   * time offset that lines it up with this pipeline is still to apply */
-  GstSegment producer_segment;
-  gboolean have_producer_segment;
-  gboolean segment_needs_offset;
   GstCaps *out_caps;            /* the producer's caps now applied */
-  gboolean pushed_any;          /* a buffer went out since start() */
-  gboolean segment_pending;     /* new_segment() since the last buffer */
-  GQueue pending_events;        /* waiting for the next buffer */
+  /* timestamps, the producer's segment and events, in order */
+  CudaIpcDownstream *downstream;
   CudaIpcTicker *ticker;        /* posts the stats every stats-interval */
 
   /* where frames go out: the imported slot or nvcodec's GstCudaMemory,

@@ -12,6 +12,8 @@
 #include "consumer/reader.h"
 #include "common/debug.h"
 #include "common/error.h"
+#include "media/media.h"
+#include "metas/metas.h"
 
 #define GST_CAT_DEFAULT cudaipc_client_debug
 
@@ -31,11 +33,17 @@ struct _CudaIpcReader
   guint reconnect_timeout;
   gint max_held;
   gboolean keep_all;
+  /* also the lock */
+  CudaIpcMetaCounts metas;      /* since start() */
+  guint connection_limit;       /* max-held in effect on the connection,
+                                 * 0 before one */
 
   /* the owning thread */
   gchar *path;                  /* socket_path while started */
   guint connections;            /* made since start() */
   guint ring_limit;             /* with auto max-held: the last ring's */
+  gboolean warned_metas;        /* refused metas were reported on this
+                                 * connection */
 };
 
 CudaIpcReader *
@@ -194,6 +202,56 @@ cudaipc_reader_set_keep_all (CudaIpcReader * r, gboolean keep_all)
   g_mutex_unlock (&r->lock);
 }
 
+gboolean
+cudaipc_reader_set_setting (CudaIpcReader * r, const gchar * name,
+    const GValue * value)
+{
+  if (g_str_equal (name, "socket-path"))
+    cudaipc_reader_set_socket_path (r, g_value_get_string (value));
+  else if (g_str_equal (name, "device-id"))
+    cudaipc_reader_set_device_id (r, g_value_get_int (value));
+  else if (g_str_equal (name, "connect-timeout"))
+    cudaipc_reader_set_connect_timeout (r, g_value_get_uint (value));
+  else if (g_str_equal (name, "reconnect"))
+    cudaipc_reader_set_reconnect (r, g_value_get_boolean (value));
+  else if (g_str_equal (name, "reconnect-timeout"))
+    cudaipc_reader_set_reconnect_timeout (r, g_value_get_uint (value));
+  else if (g_str_equal (name, "max-held"))
+    cudaipc_reader_set_max_held (r, g_value_get_int (value));
+  else if (g_str_equal (name, "client-name"))
+    cudaipc_reader_set_name (r, g_value_get_string (value));
+  else if (g_str_equal (name, "peer-access"))
+    cudaipc_reader_set_peer_access (r, g_value_get_boolean (value));
+  else
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+cudaipc_reader_get_setting (CudaIpcReader * r, const gchar * name,
+    GValue * value)
+{
+  if (g_str_equal (name, "socket-path"))
+    g_value_take_string (value, cudaipc_reader_dup_socket_path (r));
+  else if (g_str_equal (name, "device-id"))
+    g_value_set_int (value, cudaipc_reader_get_device_id (r));
+  else if (g_str_equal (name, "connect-timeout"))
+    g_value_set_uint (value, cudaipc_reader_get_connect_timeout (r));
+  else if (g_str_equal (name, "reconnect"))
+    g_value_set_boolean (value, cudaipc_reader_get_reconnect (r));
+  else if (g_str_equal (name, "reconnect-timeout"))
+    g_value_set_uint (value, cudaipc_reader_get_reconnect_timeout (r));
+  else if (g_str_equal (name, "max-held"))
+    g_value_set_int (value, cudaipc_reader_get_max_held (r));
+  else if (g_str_equal (name, "client-name"))
+    g_value_take_string (value, cudaipc_reader_dup_name (r));
+  else if (g_str_equal (name, "peer-access"))
+    g_value_set_boolean (value, cudaipc_reader_get_peer_access (r));
+  else
+    return FALSE;
+  return TRUE;
+}
+
 /* Runs */
 
 gboolean
@@ -214,6 +272,10 @@ cudaipc_reader_start (CudaIpcReader * r, GError ** error)
   cudaipc_client_reset_stats (r->client);
   r->connections = 0;
   r->ring_limit = G_MAXUINT;
+  g_mutex_lock (&r->lock);
+  memset (&r->metas, 0, sizeof (r->metas));
+  r->connection_limit = 0;
+  g_mutex_unlock (&r->lock);
   return TRUE;
 }
 
@@ -324,6 +386,7 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
     return CUDAIPC_READER_CONNECT_FAILED;
   }
   r->connections++;
+  r->warned_metas = FALSE;
   item->connections = r->connections;
   item->backend = cudaipc_client_get_backend (r->client);
   return CUDAIPC_READER_CONNECTED;
@@ -411,4 +474,118 @@ cudaipc_reader_item_clear (CudaIpcReaderItem * item)
   g_free (item->text);
   g_free (item->debug);
   memset (item, 0, sizeof (*item));
+}
+
+/* What the front doors show */
+
+GstBuffer *
+cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
+    GError ** metas_error)
+{
+  GstBuffer *buf = gst_buffer_new ();
+
+  /* from here, unreffing the buffer releases the slot */
+  gst_buffer_append_memory (buf, g_steal_pointer (&frame->memory));
+  cudaipc_media_apply_frame (buf, &frame->msg, &frame->info);
+  if (frame->meta) {
+    g_autoptr (GError) err = NULL;
+    CudaIpcMetaCounts counts = { 0, };
+    gsize len;
+    const guint8 *data = g_bytes_get_data (frame->meta, &len);
+    gboolean ok = cudaipc_metas_decode (data, len, buf, &counts, &err);
+
+    g_mutex_lock (&r->lock);
+    r->metas.carried += counts.carried;
+    r->metas.skipped += counts.skipped;
+    r->metas.dropped += counts.dropped;
+    g_mutex_unlock (&r->lock);
+    /* what the producer sent is untrusted: a meta that breaks a rule is
+     * dropped, with those after it, and reported once a connection; the
+     * frame goes out all the same */
+    if (!ok) {
+      GST_DEBUG ("metas of a frame refused: %s", err->message);
+      if (!r->warned_metas) {
+        r->warned_metas = TRUE;
+        g_propagate_error (metas_error, g_steal_pointer (&err));
+      }
+    }
+  }
+  if (frame->discont)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+  return buf;
+}
+
+GstStructure *
+cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
+{
+  g_autofree gchar *caps_str = NULL;
+  CudaIpcClientInfo info;
+
+  if (!cudaipc_client_get_info (r->client, &info))
+    return NULL;
+  g_mutex_lock (&r->lock);
+  r->connection_limit = info.max_held;
+  g_mutex_unlock (&r->lock);
+  GST_INFO ("%s producer '%s' (pid %u) on %s: %u slots",
+      r->connections > 1 ? "reconnected to" : "connected to",
+      info.producer_name, info.producer_pid, r->path, info.n_slots);
+  caps_str = gst_caps_to_string (caps);
+  return gst_structure_new (r->connections > 1 ?
+      "cudaipcsrc-reconnected" : "cudaipcsrc-connected",
+      "socket-path", G_TYPE_STRING, r->path,
+      "producer", G_TYPE_STRING, info.producer_name,
+      "producer-pid", G_TYPE_UINT, info.producer_pid,
+      "backend", G_TYPE_STRING, cudaipc_backend_name (info.backend),
+      "ring-size", G_TYPE_UINT, info.n_slots,
+      "slot-size", G_TYPE_UINT64, info.slot_size,
+      "generation", G_TYPE_UINT, (guint) info.generation,
+      "caps", G_TYPE_STRING, caps_str,
+      "fence", G_TYPE_BOOLEAN, info.fence,
+      "events", G_TYPE_BOOLEAN, info.events,
+      "peer", G_TYPE_BOOLEAN, info.peer,
+      "max-held", G_TYPE_UINT, info.max_held,
+      "connections", G_TYPE_UINT, r->connections, NULL);
+}
+
+guint
+cudaipc_reader_latency_frames (CudaIpcReader * r)
+{
+  guint held;
+
+  g_mutex_lock (&r->lock);
+  /* auto before a connection: at least one frame */
+  if (r->max_held >= 0)
+    held = (guint) r->max_held;
+  else
+    held = r->connection_limit > 0 ? r->connection_limit : 1;
+  g_mutex_unlock (&r->lock);
+  return held;
+}
+
+GstStructure *
+cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
+    const gchar * output)
+{
+  CudaIpcClientStats cs = { 0, };
+  CudaIpcMetaCounts metas;
+
+  if (r->client != NULL)
+    cudaipc_client_get_stats (r->client, &cs);
+  g_mutex_lock (&r->lock);
+  metas = r->metas;
+  g_mutex_unlock (&r->lock);
+  return gst_structure_new ("application/x-cudaipcsrc-stats",
+      "frames-received", G_TYPE_UINT64, cs.received,
+      "frames-pushed", G_TYPE_UINT64, pushed,
+      "frames-dropped", G_TYPE_UINT64, cs.dropped,
+      "frames-discarded", G_TYPE_UINT64, cs.discarded,
+      "metas-received", G_TYPE_UINT64, (guint64) metas.carried,
+      "metas-skipped", G_TYPE_UINT64, (guint64) metas.skipped,
+      "metas-refused", G_TYPE_UINT64, (guint64) metas.dropped,
+      "frames-released", G_TYPE_UINT64, cs.released,
+      "held", G_TYPE_UINT, cs.held,
+      "generation", G_TYPE_UINT, cs.generation,
+      "imports", G_TYPE_UINT, cs.imports,
+      "driver-calls", G_TYPE_UINT64, cs.driver_calls,
+      "output", G_TYPE_STRING, output, "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
 }

@@ -127,6 +127,15 @@ guint cudaipc_reader_get_reconnect_timeout (CudaIpcReader * reader);
 void cudaipc_reader_set_max_held (CudaIpcReader * reader, gint max_held);
 gint cudaipc_reader_get_max_held (CudaIpcReader * reader);
 void cudaipc_reader_set_keep_all (CudaIpcReader * reader, gboolean keep_all);
+/* The same by the names of cuipcsrc's properties ("socket-path",
+ * "device-id", "connect-timeout", "reconnect", "reconnect-timeout",
+ * "max-held", "client-name", "peer-access"), in GValues of their types
+ * (string, int, uint, boolean, uint, int, string, boolean); FALSE for
+ * another name. */
+gboolean cudaipc_reader_set_setting (CudaIpcReader * reader,
+    const gchar * name, const GValue * value);
+gboolean cudaipc_reader_get_setting (CudaIpcReader * reader,
+    const gchar * name, GValue * value);
 
 /* Takes the socket path for this run and counts connections and frames
  * from zero. Fails (CUDAIPC_ERROR_INVALID) without a socket path, or
@@ -149,6 +158,29 @@ CudaIpcReaderStatus cudaipc_reader_next (CudaIpcReader * reader,
     gint64 deadline, CudaIpcReaderItem * item, GError ** error);
 void cudaipc_reader_item_clear (CudaIpcReaderItem * item);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
+
+/* A buffer of @frame (its memory taken: unreffing the buffer releases the
+ * slot) with its plane layout, flags, offsets and metas; timestamps are
+ * the caller's (timing.h). Metas that break a rule are dropped, counted
+ * as refused; the first such frame of a connection sets @metas_error,
+ * for the caller to report. */
+GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
+    CudaIpcClientFrame * frame, GError ** metas_error);
+/* With a connection's first frame (its ring and @caps known): the
+ * connection as a "cudaipcsrc-connected" structure, or
+ * "cudaipcsrc-reconnected" after a lost producer (docs/elements.md);
+ * NULL while not connected. */
+GstStructure *cudaipc_reader_describe_connection (CudaIpcReader * reader,
+    GstCaps * caps);
+/* Frames the consumer may hold before it drops (any thread): max-held,
+ * with auto that of the connection described last (1 before one), 0 for
+ * no limit. */
+guint cudaipc_reader_latency_frames (CudaIpcReader * reader);
+/* The counters as an "application/x-cudaipcsrc-stats" structure
+ * (docs/elements.md), with the caller's @pushed and @output (any
+ * thread). */
+GstStructure *cudaipc_reader_get_stats (CudaIpcReader * reader,
+    guint64 pushed, const gchar * output);
 
 void cudaipc_reader_cancel (CudaIpcReader * reader);
 void cudaipc_reader_uncancel (CudaIpcReader * reader);

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A consumer source's events and timestamps, in order (downstream.h has
+ * the contract).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "consumer/downstream.h"
+#include "media/timing.h"
+
+struct _CudaIpcDownstream
+{
+  GstBaseSrc *src;
+  /* passthrough: the producer's last segment, and whether the running
+   * time offset that lines it up with this pipeline is still to apply */
+  GstSegment producer_segment;
+  gboolean have_producer_segment;
+  gboolean segment_needs_offset;
+  gboolean pushed_any;          /* a buffer went out since reset() */
+  gboolean segment_pending;     /* new_segment() since the last buffer */
+  GQueue pending_events;        /* waiting for the next buffer */
+};
+
+CudaIpcDownstream *
+cudaipc_downstream_new (GstBaseSrc * src)
+{
+  CudaIpcDownstream *d = g_new0 (CudaIpcDownstream, 1);
+
+  d->src = src;
+  g_queue_init (&d->pending_events);
+  return d;
+}
+
+void
+cudaipc_downstream_reset (CudaIpcDownstream * d)
+{
+  g_queue_clear_full (&d->pending_events, (GDestroyNotify) gst_event_unref);
+  d->pushed_any = FALSE;
+  d->segment_pending = FALSE;
+  d->have_producer_segment = FALSE;
+  d->segment_needs_offset = FALSE;
+}
+
+void
+cudaipc_downstream_free (CudaIpcDownstream * d)
+{
+  if (d == NULL)
+    return;
+  cudaipc_downstream_reset (d);
+  g_free (d);
+}
+
+void
+cudaipc_downstream_connected (CudaIpcDownstream * d)
+{
+  d->segment_needs_offset = d->have_producer_segment;
+}
+
+/* TAG and custom events go out in order, before the next buffer and after
+ * caps and segment: basesrc inserts them in its own queue before the
+ * buffer we return, and once a buffer went out they can go at once. */
+static void
+queue_event (CudaIpcDownstream * d, GstEvent * event)
+{
+  if (!d->pushed_any || d->segment_pending ||
+      !g_queue_is_empty (&d->pending_events))
+    g_queue_push_tail (&d->pending_events, event);
+  else
+    gst_pad_push_event (GST_BASE_SRC_PAD (d->src), event);
+}
+
+void
+cudaipc_downstream_buffer_out (CudaIpcDownstream * d)
+{
+  /* the source's parent class: basesrc's send_event */
+  GstElementClass *parent =
+      g_type_class_peek_parent (G_OBJECT_GET_CLASS (d->src));
+  gboolean queueable = TRUE;
+  GstEvent *event;
+
+  /* basesrc queues these types only (its send_event); with any other, all
+   * go out now, in order, ahead of a new segment */
+  for (GList * l = d->pending_events.head; l != NULL; l = l->next) {
+    GstEventType type = GST_EVENT_TYPE (l->data);
+
+    if (type != GST_EVENT_TAG && type != GST_EVENT_CUSTOM_DOWNSTREAM &&
+        type != GST_EVENT_CUSTOM_BOTH)
+      queueable = FALSE;
+  }
+  /* pushed here, they would overtake the segment basesrc pushes before
+   * the next buffer: that segment goes first (basesrc sends it again,
+   * unchanged, which downstream takes as the same segment) */
+  if (!queueable && !g_queue_is_empty (&d->pending_events) &&
+      (!d->pushed_any || d->segment_pending)) {
+    GstSegment seg;
+
+    GST_OBJECT_LOCK (d->src);
+    seg = d->src->segment;
+    GST_OBJECT_UNLOCK (d->src);
+    gst_pad_push_event (GST_BASE_SRC_PAD (d->src),
+        gst_event_new_segment (&seg));
+  }
+  while ((event = g_queue_pop_head (&d->pending_events)) != NULL) {
+    if (queueable)
+      parent->send_event (GST_ELEMENT (d->src), event);
+    else
+      gst_pad_push_event (GST_BASE_SRC_PAD (d->src), event);
+  }
+  d->pushed_any = TRUE;
+  d->segment_pending = FALSE;
+}
+
+GstFlowReturn
+cudaipc_downstream_event (CudaIpcDownstream * d, GstEvent * event,
+    gboolean passthrough)
+{
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_EOS:
+      gst_event_unref (event);
+      /* EOS ends the stream: what is queued goes before it */
+      while ((event = g_queue_pop_head (&d->pending_events)) != NULL)
+        gst_pad_push_event (GST_BASE_SRC_PAD (d->src), event);
+      return GST_FLOW_EOS;
+    case GST_EVENT_SEGMENT:{
+      GstSegment seg;
+
+      /* in clock mode the source keeps its own live segment; in
+       * passthrough the producer's goes out, its running time moved onto
+       * this pipeline's with the next frame (stamp()) */
+      if (passthrough) {
+        gst_event_copy_segment (event, &seg);
+        d->producer_segment = seg;
+        d->have_producer_segment = TRUE;
+        d->segment_needs_offset = TRUE;
+        if (gst_base_src_new_segment (d->src, &seg))
+          d->segment_pending = TRUE;
+      }
+      gst_event_unref (event);
+      break;
+    }
+    default:
+      queue_event (d, event);
+      break;
+  }
+  return GST_FLOW_OK;
+}
+
+/* passthrough: with the first frame of a connection (or after a new
+ * segment), the producer's segment goes out moved onto this pipeline's
+ * running time (timing.h) */
+static void
+offset_producer_segment (CudaIpcDownstream * d, const CudaIpcFrameMsg * f)
+{
+  GstSegment seg;
+
+  if (!d->segment_needs_offset)
+    return;
+  if (!d->have_producer_segment)
+    gst_segment_init (&d->producer_segment, GST_FORMAT_TIME);
+  seg = d->producer_segment;
+  if (!cudaipc_timing_offset_segment (GST_ELEMENT (d->src), &seg,
+          f->clock_time, f->pts))
+    return;
+  d->segment_needs_offset = FALSE;
+  if (gst_base_src_new_segment (d->src, &seg))
+    d->segment_pending = TRUE;
+}
+
+void
+cudaipc_downstream_stamp (CudaIpcDownstream * d, const CudaIpcFrameMsg * f,
+    GstBuffer * buf, gboolean passthrough)
+{
+  if (passthrough) {
+    GST_BUFFER_PTS (buf) = cudaipc_timing_sane (f->pts);
+    GST_BUFFER_DTS (buf) = cudaipc_timing_sane (f->dts);
+    offset_producer_segment (d, f);
+    return;
+  }
+  /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
+  cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), f->clock_time,
+      f->pts, f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
+}
