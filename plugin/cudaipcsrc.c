@@ -47,7 +47,6 @@
 #include "cudaipcsrc.h"
 #include "common/error.h"
 #include "media/media.h"
-#include "media/timing.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_src_debug

@@ -35,13 +35,12 @@ struct _CudaIpcReader
   gboolean keep_all;
   /* also the lock */
   CudaIpcMetaCounts metas;      /* since start() */
-  guint connection_limit;       /* max-held in effect on the connection,
-                                 * 0 before one */
+  guint ring_limit;             /* auto max-held: the last ring's size
+                                 * less one, at least 1; 0 before one */
 
   /* the owning thread */
   gchar *path;                  /* socket_path while started */
   guint connections;            /* made since start() */
-  guint ring_limit;             /* with auto max-held: the last ring's */
   gboolean warned_metas;        /* refused metas were reported on this
                                  * connection */
 };
@@ -58,7 +57,6 @@ cudaipc_reader_new (void)
   r->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
   r->reconnect_timeout = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
   r->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;
-  r->ring_limit = G_MAXUINT;
   r->client = cudaipc_client_new (&r->client_error);
   if (r->client == NULL)
     GST_ERROR ("%s", r->client_error->message);
@@ -271,10 +269,9 @@ cudaipc_reader_start (CudaIpcReader * r, GError ** error)
   }
   cudaipc_client_reset_stats (r->client);
   r->connections = 0;
-  r->ring_limit = G_MAXUINT;
   g_mutex_lock (&r->lock);
   memset (&r->metas, 0, sizeof (r->metas));
-  r->connection_limit = 0;
+  r->ring_limit = 0;
   g_mutex_unlock (&r->lock);
   return TRUE;
 }
@@ -321,20 +318,34 @@ cudaipc_reader_uncancel (CudaIpcReader * r)
     cudaipc_client_uncancel (r->client);
 }
 
+/* The connection's ring, as @info says, for auto max-held. */
+static void
+note_ring (CudaIpcReader * r, const CudaIpcClientInfo * info)
+{
+  if (info->n_slots == 0)
+    return;
+  g_mutex_lock (&r->lock);
+  r->ring_limit = MAX (info->n_slots - 1, 1);
+  g_mutex_unlock (&r->lock);
+}
+
 guint
 cudaipc_reader_held_limit (CudaIpcReader * r)
 {
-  gint max_held = cudaipc_reader_get_max_held (r);
   CudaIpcClientInfo info;
+  gint max_held = cudaipc_reader_get_max_held (r);
+  guint limit;
 
   if (max_held > 0)
     return (guint) max_held;
   if (max_held == 0)
     return G_MAXUINT;
-  if (r->client != NULL && cudaipc_client_get_info (r->client, &info) &&
-      info.n_slots > 0)
-    r->ring_limit = MAX (info.n_slots - 1, 1);
-  return r->ring_limit;
+  if (r->client != NULL && cudaipc_client_get_info (r->client, &info))
+    note_ring (r, &info);
+  g_mutex_lock (&r->lock);
+  limit = r->ring_limit > 0 ? r->ring_limit : G_MAXUINT;
+  g_mutex_unlock (&r->lock);
+  return limit;
 }
 
 /* Connecting */
@@ -523,9 +534,7 @@ cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
 
   if (!cudaipc_client_get_info (r->client, &info))
     return NULL;
-  g_mutex_lock (&r->lock);
-  r->connection_limit = info.max_held;
-  g_mutex_unlock (&r->lock);
+  note_ring (r, &info);
   GST_INFO ("%s producer '%s' (pid %u) on %s: %u slots",
       r->connections > 1 ? "reconnected to" : "connected to",
       info.producer_name, info.producer_pid, r->path, info.n_slots);
@@ -557,7 +566,7 @@ cudaipc_reader_latency_frames (CudaIpcReader * r)
   if (r->max_held >= 0)
     held = (guint) r->max_held;
   else
-    held = r->connection_limit > 0 ? r->connection_limit : 1;
+    held = r->ring_limit > 0 ? r->ring_limit : 1;
   g_mutex_unlock (&r->lock);
   return held;
 }

@@ -22,18 +22,21 @@
  * next() returns what the caller acts on, as a CudaIpcReaderItem: a frame
  * or an event (the client's item), a new connection, a lost producer
  * (whether the reader reconnects, the reason text), or a failure. The
- * front doors do only their own work: cuipcsrc its caps, buffers,
+ * front doors do only their own work: cuipcsrc its caps, negotiation,
  * messages, GST_ELEMENT_ERROR and GST_ELEMENT_WARNING; the C API its
- * types, statuses and error strings.
+ * types, statuses and error strings. For cuipcsrc the reader also makes
+ * each frame's buffer (layout, metas, flags), describes a connection,
+ * says how many frames bound the latency and gathers the stats.
  *
  * Threads: the settings may be set and read from any thread (the
  * reader's lock); next() reads them for each connection, and max-held
- * also for each frame. start(), next(), stop(), held_limit() and the
- * client's get_info() belong to one thread at a time (the streaming
- * thread; start and stop in the state-change thread while streaming is
- * stopped). cancel() and uncancel() may come from any thread: cancel()
- * makes every wait of next() return CANCELLED promptly, until
- * uncancel(). free() once nothing else calls in.
+ * also for each frame. start(), next(), stop(), make_buffer(),
+ * describe_connection(), held_limit() and the client's get_info() belong
+ * to one thread at a time (the streaming thread; start and stop in the
+ * state-change thread while streaming is stopped). latency_frames() and
+ * get_stats() may come from any thread, and so may cancel() and
+ * uncancel(): cancel() makes every wait of next() return CANCELLED
+ * promptly, until uncancel(). free() once nothing else calls in.
  *
  * Ownership: the reader owns its client (and through it the socket, the
  * imports and the wake-up fds), for its lifetime. An item owns what it
@@ -173,8 +176,8 @@ GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
 GstStructure *cudaipc_reader_describe_connection (CudaIpcReader * reader,
     GstCaps * caps);
 /* Frames the consumer may hold before it drops (any thread): max-held,
- * with auto that of the connection described last (1 before one), 0 for
- * no limit. */
+ * with auto the last ring's size less one (1 before any ring), 0 for no
+ * limit. */
 guint cudaipc_reader_latency_frames (CudaIpcReader * reader);
 /* The counters as an "application/x-cudaipcsrc-stats" structure
  * (docs/elements.md), with the caller's @pushed and @output (any
