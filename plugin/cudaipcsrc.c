@@ -155,11 +155,13 @@ producer_lost (GstCuIpcSrc * self, const CudaIpcReaderItem * item,
           "reason", G_TYPE_STRING, item->why,
           "bye-reason", G_TYPE_STRING, item->bye_reason,
           "reconnecting", G_TYPE_BOOLEAN, item->reconnecting, NULL));
-  if (!item->reconnecting) {
+  if (!item->reconnecting && item->debug != NULL)
     GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", err->message),
         ("%s", item->debug));
+  else if (!item->reconnecting)
+    GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", err->message), (NULL));
+  if (!item->reconnecting)
     return GST_FLOW_ERROR;
-  }
   GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s", item->text), (NULL));
   return GST_FLOW_OK;
 }
