@@ -2,7 +2,8 @@
 /*
  * The client's life cycle, waiting, receive() and its background reader,
  * disconnect() (client.h has the contract; client-connect.c connects,
- * client-messages.c says what each message means).
+ * client-messages.c says what each message means, client-io.c carries
+ * them).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
