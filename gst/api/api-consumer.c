@@ -70,7 +70,7 @@ cudaipc_consumer_options_init (cudaipc_consumer_options * o)
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
   o->device_id = CUDAIPC_READER_DEFAULT_DEVICE_ID;
-  o->connect_timeout_ms = CUDAIPC_READER_DEFAULT_API_CONNECT_TIMEOUT;
+  o->connect_timeout_ms = CUDAIPC_READER_DEFAULT_CONNECT_TIMEOUT;
   o->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
   o->reconnect_timeout_ms = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
   o->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;

@@ -107,7 +107,7 @@ typedef struct
   const char *name;             /* for the producer's messages; NULL:
                                  * "cudaipc-<pid>" */
   int32_t device_id;            /* the CUDA device to read on (0) */
-  uint32_t connect_timeout_ms;  /* waiting for a producer (5000; 0: ever) */
+  uint32_t connect_timeout_ms;  /* waiting for a producer (10000; 0: ever) */
   int32_t reconnect;            /* after a producer went away (1) */
   uint32_t reconnect_timeout_ms;        /* (0: as long as next() waits) */
   int32_t max_held;             /* frames held at once (-1, the default:

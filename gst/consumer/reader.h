@@ -52,12 +52,9 @@
 G_BEGIN_DECLS
 
 /* The settings' defaults, for cuipcsrc's properties and for
- * cudaipc_consumer_options_init(). The connect time-out is the one
- * default the two doors do not share: cuipcsrc waits 10 s for a
- * producer, libcudaipc 5 s, as each documents. */
+ * cudaipc_consumer_options_init() (and so the Python package). */
 #define CUDAIPC_READER_DEFAULT_DEVICE_ID 0
 #define CUDAIPC_READER_DEFAULT_CONNECT_TIMEOUT 10000
-#define CUDAIPC_READER_DEFAULT_API_CONNECT_TIMEOUT 5000
 #define CUDAIPC_READER_DEFAULT_RECONNECT TRUE
 #define CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT 0
 #define CUDAIPC_READER_DEFAULT_MAX_HELD CUDAIPC_MAX_HELD_AUTO

@@ -529,7 +529,7 @@ class Consumer(_Closing):
     """
 
     def __init__(self, socket_path, *, name=None, device_id=0,
-                 connect_timeout=5.0, reconnect=True, reconnect_timeout=None,
+                 connect_timeout=10.0, reconnect=True, reconnect_timeout=None,
                  max_held=-1, peer_access=True, keep_all=False,
                  timeout=None):
         o = _lib.ConsumerOptions()
