@@ -13,7 +13,7 @@
 #endif
 
 #include "buffers/slot-pool.h"
-#include "buffers/slot-pool-private.h"
+#include "buffers/slot-lender.h"
 #include "ring/block.h"
 #include "common/debug.h"
 #include "buffers/gstcuda.h"
@@ -88,7 +88,7 @@ cuda_pool_class_init (gpointer klass, gpointer data)
 
   parent_class = g_type_class_peek_parent (klass);
   G_OBJECT_CLASS (klass)->finalize = cuda_pool_finalize;
-  cudaipc_slot_lender_class_init (pool_class);
+  cudaipc_slot_lender_class_init (pool_class, lender_offset);
 }
 
 /* Registered once, where libgstcuda wraps device memory: 0 otherwise. */
@@ -120,14 +120,6 @@ get_type (void)
     g_once_init_leave (&once, 1);
   }
   return pool_type;
-}
-
-CudaIpcSlotLender *
-cudaipc_slot_pool_cuda_lender (GstBufferPool * pool)
-{
-  if (pool_type == 0 || !G_TYPE_CHECK_INSTANCE_TYPE (pool, pool_type))
-    return NULL;
-  return LENDER (pool);
 }
 
 GstBufferPool *
