@@ -3,17 +3,14 @@
  * Slots lent to upstream to write frames into (server.h, Writing in
  * place). A ticket holds a reference on the server and on the ring its
  * slot belongs to, so the memory stays mapped while upstream has it,
- * whatever happens to the ring or the server meanwhile.
+ * whatever happens to the ring or the server meanwhile. Such a slot is
+ * published by server-publish.c.
  */
-#include "producer/server-private.h"
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 
-struct _CudaIpcSlotTicket
-{
-  CudaIpcServer *server;        /* a reference */
-  CudaIpcRing *ring;            /* a reference */
-  guint slot;
-  gboolean published;           /* under the server's lock */
-};
+#include "producer/server-private.h"
 
 CudaIpcServerStatus
 cudaipc_server_acquire_in_place (CudaIpcServer * s, guint64 size,
@@ -45,40 +42,6 @@ cudaipc_server_acquire_in_place (CudaIpcServer * s, guint64 size,
       slot, cudaipc_ring_get_generation (t->ring));
   *ticket = t;
   return CUDAIPC_SERVER_OK;
-}
-
-gboolean
-cudaipc_server_publish_in_place (CudaIpcServer * s, CudaIpcSlotTicket * t,
-    CudaIpcFrameMsg * frame, guint * n_clients)
-{
-  guint n;
-
-  g_return_val_if_fail (s != NULL, FALSE);
-  g_return_val_if_fail (t != NULL, FALSE);
-  g_return_val_if_fail (frame != NULL, FALSE);
-
-  if (n_clients)
-    *n_clients = 0;
-  if (t->server != s)
-    return FALSE;
-  g_mutex_lock (&s->lock);
-  if (s->stopped || t->published || t->ring != s->ring ||
-      cudaipc_ring_get_state (s->ring, t->slot) != CUDAIPC_SLOT_WRITING) {
-    g_mutex_unlock (&s->lock);
-    return FALSE;
-  }
-  /* upstream's writes are done (on the cuda backend the caller waited for
-   * them and for this producer's own fence writes): the fence page's word,
-   * set on the CPU, goes before the FRAME that names it */
-  if (s->fence_page)
-    cudaipc_fence_page_store (s->fence_page, t->slot, s->seq + 1);
-  t->published = TRUE;
-  n = cudaipc_server_publish_locked (s, t->slot, frame, &s->local);
-  g_mutex_unlock (&s->lock);
-
-  if (n_clients)
-    *n_clients = n;
-  return TRUE;
 }
 
 CudaIpcBlock *

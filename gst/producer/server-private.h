@@ -1,20 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Internal to the server (server.h has the contract). Three files share
+ * Internal to the server (server.h has the contract). Six files share
  * this state, each with one job, calling downwards only:
  *
- *   server.c         life cycle, the ring and its fences, what the
- *                    producer thread and other threads call, the counters
+ *   server.c           life cycle, caps, events, what any thread calls,
+ *                      the counters
  *   server-in-place.c  slots lent to upstream to write frames into
- *   server-io.c      the I/O thread: accept, poll, handshake deadlines,
- *                    reaping, telling the callbacks
- *   server-client.c  one consumer as the server sees it: its state, every
- *                    message to it (HELLO, the ring, caps, events, BYE)
- *                    and from it (HELLO, RELEASE, BYE), dropping it
+ *   server-publish.c   the publication path: a slot, written or lent,
+ *                      to every ready client with its FRAME; abort()
+ *   server-ring.c      the ring and its fences, waiting for a slot or a
+ *                      client, dropping a stuck client meanwhile
+ *   server-io.c        the I/O thread: accept, poll, handshake deadlines,
+ *                      reaping, telling the callbacks
+ *   server-client.c    one consumer as the server sees it: its state,
+ *                      every message to it (HELLO, the ring, caps, events,
+ *                      BYE) and from it (HELLO, RELEASE, BYE), dropping it
  *
- * server.c and server-io.c call into server-client.c; server-client.c
- * calls neither, and server-io.c does not call server.c. server-in-place.c
- * calls server.c's two functions below.
+ * server.c calls server-ring.c (the first fence page) and server-io.c
+ * (the thread); server-in-place.c calls server-ring.c (a slot) and
+ * server.c (references); server-publish.c, server-ring.c and server-io.c
+ * call server-client.c, which calls none of the others.
  */
 #pragma once
 
@@ -136,6 +141,29 @@ client_is_ready (const Client * c)
   return c->ready && !c->dead;
 }
 
+/* Clients past their handshake; the lock is held. */
+static inline guint
+cudaipc_server_count_ready_locked (CudaIpcServer * s)
+{
+  guint n = 0;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    if (client_is_ready (l->data))
+      n++;
+  }
+  return n;
+}
+
+/* A slot lent for writing in place (server-in-place.c), published by
+ * server-publish.c. */
+struct _CudaIpcSlotTicket
+{
+  CudaIpcServer *server;        /* a reference */
+  CudaIpcRing *ring;            /* a reference */
+  guint slot;
+  gboolean published;           /* under the server's lock */
+};
+
 /* The HELLO capabilities this producer offers: its fence page where it
  * has one, legacy interprocess events where its ordering is EVENTS, and
  * peer access with the cuda backend. */
@@ -154,7 +182,12 @@ cudaipc_server_caps (const CudaIpcServer * s)
   return caps;
 }
 
-/* server.c, with the lock: a free slot of the ring for a frame of @size,
+/* server-ring.c, from new(): the fence page of AUTO (cuda backend) and
+ * FENCE ordering; where AUTO cannot make it, frames are synchronised on
+ * the host. FALSE (FENCE only) with @error. */
+gboolean cudaipc_server_make_fence_page (CudaIpcServer * s,
+    GError ** error);
+/* server-ring.c, with the lock: a free slot of the ring for a frame of @size,
  * WRITING, waiting until @deadline_us as acquire() does. With @in_place
  * it neither builds nor replaces a ring (NO_RING instead), does not see
  * wake(), and a TIMEOUT is not counted as a dropped frame. Once stopped:
@@ -163,7 +196,7 @@ cudaipc_server_caps (const CudaIpcServer * s)
 CudaIpcServerStatus cudaipc_server_take_slot_locked (CudaIpcServer * s,
     guint64 size, gint64 deadline_us, gboolean in_place, const gint * cancel,
     guint * slot, GError ** error);
-/* server.c, with the lock: publishes @slot (WRITING) with @frame to the
+/* server-publish.c, with the lock: publishes @slot (WRITING) with @frame to the
  * ready clients, and to @local too where set; returns to how many
  * clients. */
 guint cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
