@@ -52,55 +52,99 @@
 #include <gst/video/video.h>
 
 #include "cudaipcsink.h"
-#include "cudaipcsink-props.h"
 #include "cudaipc-enums.h"
-#include "producer/copier.h"
-#include "wire/credentials.h"
-#include "device/device.h"
-#include "common/error.h"
 #include "buffers/gstcuda.h"
-#include "media/media.h"
-#include "metas/metas.h"
-#include "producer/server.h"
 #include "buffers/slot-pool.h"
+#include "common/error.h"
 #include "common/ticker.h"
+#include "device/device.h"
+#include "metas/metas.h"
 #include "media/timing.h"
+#include "producer/publisher.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_sink_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_sink_debug
 
-/* render(): no deadline computed yet (-1 and times are taken) */
-#define NO_DEADLINE G_MININT64
+enum
+{
+  PROP_0,
+  PROP_SOCKET_PATH,
+  PROP_SOCKET_MODE,
+  PROP_BACKEND,
+  PROP_DEVICE_ID,
+  PROP_RING_SIZE,
+  PROP_ON_FULL,
+  PROP_ORDERING,
+  PROP_FULL_TIMEOUT,
+  PROP_WAIT_FOR_CONNECTION,
+  PROP_CONSUMER_TIMEOUT,
+  PROP_ALLOWED_USERS,
+  PROP_ALLOWED_GROUPS,
+  PROP_STATS_INTERVAL,
+  PROP_METAS,
+  PROP_IN_PLACE,
+  PROP_NUM_CLIENTS,
+  PROP_STATS,
+  N_PROPERTIES
+};
 
+/* the producer's defaults, shared with libcudaipc (publisher.h) */
+#define DEFAULT_SOCKET_PATH NULL
+#define DEFAULT_SOCKET_MODE CUDAIPC_PUBLISHER_DEFAULT_SOCKET_MODE
+#define DEFAULT_BACKEND CUDAIPC_PUBLISHER_DEFAULT_BACKEND
+#define DEFAULT_DEVICE_ID CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID
+#define DEFAULT_RING_SIZE CUDAIPC_PUBLISHER_DEFAULT_RING_SIZE
+#define MIN_RING_SIZE CUDAIPC_PUBLISHER_MIN_RING_SIZE
+#define MAX_RING_SIZE CUDAIPC_PUBLISHER_MAX_RING_SIZE
+#define DEFAULT_ON_FULL (CUDAIPC_PUBLISHER_DEFAULT_WAIT_WHEN_FULL ? \
+    GST_CU_IPC_SINK_ON_FULL_WAIT : GST_CU_IPC_SINK_ON_FULL_DROP)
+#define DEFAULT_ORDERING CUDAIPC_ORDERING_AUTO
+#define DEFAULT_FULL_TIMEOUT CUDAIPC_PUBLISHER_DEFAULT_FULL_TIMEOUT_MS
+#define DEFAULT_WAIT_FOR_CONNECTION \
+    CUDAIPC_PUBLISHER_DEFAULT_WAIT_FOR_CONNECTION
+#define DEFAULT_CONSUMER_TIMEOUT CUDAIPC_PUBLISHER_DEFAULT_CONSUMER_TIMEOUT_MS
+#define DEFAULT_ALLOWED_USERS NULL
+#define DEFAULT_ALLOWED_GROUPS NULL
+#define DEFAULT_STATS_INTERVAL 0
+#define DEFAULT_METAS "all"
+#define DEFAULT_IN_PLACE TRUE
+
+static GParamSpec *properties[N_PROPERTIES];
 
 struct _GstCuIpcSink
 {
   GstBaseSink parent;
 
-  /* the properties' values, object lock (cudaipcsink-props.h) */
-  GstCuIpcSinkProps props;
+  /* the properties' values: object lock */
+  gchar *socket_path;
+  guint socket_mode;
+  CudaIpcBackend backend;
+  gint device_id;
+  guint ring_size;
+  GstCuIpcSinkOnFull on_full;
+  CudaIpcOrdering ordering;
+  guint full_timeout;
+  gboolean wait_for_connection;
+  guint consumer_timeout;
+  gchar *allowed_users;
+  gchar *allowed_groups;
+  guint stats_interval;
+  gchar *metas;
+  gboolean in_place;
 
   /* object lock; set in start(), cleared in stop() */
-  CudaIpcServer *server;
-  CudaIpcCopier *copier;        /* the copies into the ring (copier.h) */
+  CudaIpcPublisher *publisher;  /* the producer's core (publisher.h) */
   GstBufferPool *pool;          /* the last in-place pool proposed */
   GObject *cuda_ctx;            /* the GstCudaContext upstream writes with
                                  * (cuda backend, GStreamer >= 1.24), for
                                  * the in-place pool; until stop() */
   gpointer renegotiated_for;    /* a stale pool upstream was told of */
-  guint64 frames_in_place;      /* published as upstream wrote them */
-  /* the stopped server's and copier's counters */
-  CudaIpcServerStats last_stats;
-  CudaIpcCopierCounts last_counts;
+  CudaIpcPublisherStats last_stats;     /* the stopped publisher's */
 
   /* streaming thread, from start() to stop() */
   CudaIpcDevice *dev;
-  GstVideoInfo info;
-  gboolean have_info;
-  CudaIpcMetaFilter *meta_filter;       /* of metas, read at start() */
-  GByteArray *meta_blob;        /* the frame's metas on the wire */
+  GstFlowReturn flushed;        /* what waiting for preroll gave */
   gboolean warned_metas;        /* that some were left out */
-  CudaIpcMetaCounts meta_counts;        /* object lock */
 
   /* posts the counters every stats-interval; start() to stop() */
   CudaIpcTicker *ticker;
@@ -135,7 +179,7 @@ post_client_message (GstCuIpcSink * self, const gchar * what,
     gst_structure_set (s, "reason", G_TYPE_STRING, reason, NULL);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));
-  g_object_notify (G_OBJECT (self), "num-clients");
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NUM_CLIENTS]);
 }
 
 static void
@@ -159,58 +203,53 @@ on_warning (const gchar * text, const gchar * debug, gpointer user_data)
   GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s", text), ("%s", debug));
 }
 
-static const CudaIpcServerCallbacks server_callbacks = {
-  on_client_joined,
-  on_client_left,
-  on_warning,
+/* Publisher callbacks: the streaming thread, within render() */
+
+/* The PTS as CLOCK_MONOTONIC, as far as the pipeline's clock says. */
+static GstClockTime
+capture_time (GstClockTime pts, gpointer user_data)
+{
+  GstCuIpcSink *self = user_data;
+  GstSegment segment;
+
+  GST_OBJECT_LOCK (self);
+  segment = GST_BASE_SINK (self)->segment;
+  GST_OBJECT_UNLOCK (self);
+  return cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment, pts);
+}
+
+/* Flushing while waiting for a consumer or a slot: waits for preroll
+ * (paused meanwhile), and waits again where that lets the frame go on. */
+static gboolean
+on_flushing (gpointer user_data)
+{
+  GstCuIpcSink *self = user_data;
+
+  self->flushed = gst_base_sink_wait_preroll (GST_BASE_SINK (self));
+  return self->flushed == GST_FLOW_OK;
+}
+
+static const CudaIpcPublisherCallbacks publisher_callbacks = {
+  {on_client_joined, on_client_left, on_warning},
+  capture_time,
+  on_flushing,
 };
 
-/* The counters, with the object lock held: the server's and the
- * copier's totals, and one "cudaipcsink-client" structure per consumer
- * added to @clients. */
+/* The counters, with the object lock held: the publisher's totals, and
+ * one "cudaipcsink-client" structure per consumer added to @clients. */
 static GstStructure *
 get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
 {
-  CudaIpcServerStats ss;
-  CudaIpcCopierCounts cc = self->last_counts;
+  CudaIpcPublisherStats stats;
   GstStructure *st;
 
-  if (self->server)
-    cudaipc_server_get_stats (self->server, &ss);
-  else
-    ss = self->last_stats;
-  if (self->copier)
-    cudaipc_copier_get_counts (self->copier, &cc);
-
-  for (guint i = 0; ss.clients && i < ss.clients->len; i++) {
-    const CudaIpcServerClientStats *c =
-        &g_array_index (ss.clients, CudaIpcServerClientStats, i);
-
-    g_ptr_array_add (clients, gst_structure_new ("cudaipcsink-client",
-            "name", G_TYPE_STRING, c->name, "pid", G_TYPE_INT, c->pid,
-            "frames-sent", G_TYPE_UINT64, c->frames_sent,
-            "frames-released", G_TYPE_UINT64, c->frames_released,
-            "held", G_TYPE_UINT, c->held,
-            "events", G_TYPE_BOOLEAN, c->events,
-            "fence", G_TYPE_BOOLEAN, c->fence, NULL));
-  }
-  st = gst_structure_new ("application/x-cudaipcsink-stats",
-      "frames-published", G_TYPE_UINT64, ss.frames_published,
-      "frames-dropped", G_TYPE_UINT64, ss.frames_dropped,
-      "clients", G_TYPE_UINT, ss.n_clients,
-      "generation", G_TYPE_UINT, (guint) ss.generation,
-      "rings-retired", G_TYPE_UINT64, ss.rings_retired,
-      "driver-calls", G_TYPE_UINT64, cc.driver_calls,
-      "host-syncs", G_TYPE_UINT64, cc.host_syncs,
-      "copies-from-gpu", G_TYPE_UINT64, cc.copies_from_gpu,
-      "copies-from-host", G_TYPE_UINT64, cc.copies_from_host,
-      "frames-in-place", G_TYPE_UINT64, self->frames_in_place,
-      "metas-sent", G_TYPE_UINT64, (guint64) self->meta_counts.carried,
-      "metas-skipped", G_TYPE_UINT64, (guint64) self->meta_counts.skipped,
-      "metas-dropped", G_TYPE_UINT64, (guint64) self->meta_counts.dropped,
-      NULL);
-  if (self->server)
-    cudaipc_server_stats_clear (&ss);
+  if (self->publisher == NULL)
+    return cudaipc_publisher_stats_to_structure (&self->last_stats,
+        "application/x-cudaipcsink-stats", clients);
+  cudaipc_publisher_get_stats (self->publisher, &stats);
+  st = cudaipc_publisher_stats_to_structure (&stats,
+      "application/x-cudaipcsink-stats", clients);
+  cudaipc_publisher_stats_clear (&stats);
   return st;
 }
 
@@ -267,8 +306,7 @@ static void
 set_pool_wait_locked (GstCuIpcSink * self)
 {
   cudaipc_slot_pool_set_wait (self->pool,
-      self->props.on_full == GST_CU_IPC_SINK_ON_FULL_WAIT,
-      self->props.full_timeout);
+      self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
 }
 
 static void
@@ -278,17 +316,73 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
 
   GST_OBJECT_LOCK (self);
-  if (!gst_cu_ipc_sink_props_set (&self->props, prop_id, value))
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-  if (self->server && prop_id == PROP_CONSUMER_TIMEOUT)
-    cudaipc_server_set_client_timeout (self->server,
-        self->props.consumer_timeout);
-  /* a render() waiting for a slot or a consumer re-reads the setting */
-  if (self->server && (prop_id == PROP_WAIT_FOR_CONNECTION ||
-          prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
-    cudaipc_server_wake (self->server);
-  if (self->pool && (prop_id == PROP_ON_FULL || prop_id == PROP_FULL_TIMEOUT))
-    set_pool_wait_locked (self);
+  switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_free (self->socket_path);
+      self->socket_path = g_value_dup_string (value);
+      break;
+    case PROP_SOCKET_MODE:
+      self->socket_mode = g_value_get_uint (value);
+      break;
+    case PROP_BACKEND:
+      self->backend = g_value_get_enum (value);
+      break;
+    case PROP_DEVICE_ID:
+      self->device_id = g_value_get_int (value);
+      break;
+    case PROP_RING_SIZE:
+      self->ring_size = g_value_get_uint (value);
+      break;
+    case PROP_ORDERING:
+      self->ordering = g_value_get_enum (value);
+      break;
+    case PROP_ON_FULL:
+    case PROP_FULL_TIMEOUT:
+      if (prop_id == PROP_ON_FULL)
+        self->on_full = g_value_get_enum (value);
+      else
+        self->full_timeout = g_value_get_uint (value);
+      /* a render() waiting for a slot reads them again */
+      if (self->publisher)
+        cudaipc_publisher_set_on_full (self->publisher,
+            self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
+      if (self->pool)
+        set_pool_wait_locked (self);
+      break;
+    case PROP_WAIT_FOR_CONNECTION:
+      self->wait_for_connection = g_value_get_boolean (value);
+      if (self->publisher)
+        cudaipc_publisher_set_wait_for_connection (self->publisher,
+            self->wait_for_connection);
+      break;
+    case PROP_CONSUMER_TIMEOUT:
+      self->consumer_timeout = g_value_get_uint (value);
+      if (self->publisher)
+        cudaipc_publisher_set_consumer_timeout (self->publisher,
+            self->consumer_timeout);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_free (self->allowed_users);
+      self->allowed_users = g_value_dup_string (value);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_free (self->allowed_groups);
+      self->allowed_groups = g_value_dup_string (value);
+      break;
+    case PROP_STATS_INTERVAL:
+      self->stats_interval = g_value_get_uint (value);
+      break;
+    case PROP_METAS:
+      g_free (self->metas);
+      self->metas = g_value_dup_string (value);
+      break;
+    case PROP_IN_PLACE:
+      self->in_place = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -300,16 +394,60 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
+    case PROP_SOCKET_PATH:
+      g_value_set_string (value, self->socket_path);
+      break;
+    case PROP_SOCKET_MODE:
+      g_value_set_uint (value, self->socket_mode);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, self->backend);
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, self->device_id);
+      break;
+    case PROP_RING_SIZE:
+      g_value_set_uint (value, self->ring_size);
+      break;
+    case PROP_ORDERING:
+      g_value_set_enum (value, self->ordering);
+      break;
+    case PROP_ON_FULL:
+      g_value_set_enum (value, self->on_full);
+      break;
+    case PROP_FULL_TIMEOUT:
+      g_value_set_uint (value, self->full_timeout);
+      break;
+    case PROP_WAIT_FOR_CONNECTION:
+      g_value_set_boolean (value, self->wait_for_connection);
+      break;
+    case PROP_CONSUMER_TIMEOUT:
+      g_value_set_uint (value, self->consumer_timeout);
+      break;
+    case PROP_ALLOWED_USERS:
+      g_value_set_string (value, self->allowed_users);
+      break;
+    case PROP_ALLOWED_GROUPS:
+      g_value_set_string (value, self->allowed_groups);
+      break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, self->stats_interval);
+      break;
+    case PROP_METAS:
+      g_value_set_string (value, self->metas);
+      break;
+    case PROP_IN_PLACE:
+      g_value_set_boolean (value, self->in_place);
+      break;
     case PROP_NUM_CLIENTS:
-      g_value_set_uint (value,
-          self->server ? cudaipc_server_get_n_clients (self->server) : 0);
+      g_value_set_uint (value, self->publisher ?
+          cudaipc_publisher_get_n_clients (self->publisher) : 0);
       break;
     case PROP_STATS:
       g_value_take_boxed (value, get_stats_property_locked (self));
       break;
     default:
-      if (!gst_cu_ipc_sink_props_get (&self->props, prop_id, value))
-        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -320,8 +458,11 @@ gst_cu_ipc_sink_finalize (GObject * object)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
 
-  gst_cu_ipc_sink_props_clear (&self->props);
-  cudaipc_server_stats_clear (&self->last_stats);
+  g_free (self->socket_path);
+  g_free (self->allowed_users);
+  g_free (self->allowed_groups);
+  g_free (self->metas);
+  cudaipc_publisher_stats_clear (&self->last_stats);
   g_clear_object (&self->cuda_ctx);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -329,20 +470,52 @@ gst_cu_ipc_sink_finalize (GObject * object)
 
 /* GstBaseSink */
 
-/* Posts the error for a device that could not be opened. */
+/* Posts the error of a publisher that could not be made (the part of
+ * it that @failed, @config what it was asked for). */
 static void
-post_device_error (GstCuIpcSink * self, const GError * error,
-    CudaIpcBackend backend, gint device_id)
+post_start_error (GstCuIpcSink * self, CudaIpcPublisherFailed failed,
+    const GError * error, const CudaIpcPublisherConfig * config)
 {
-  if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
-      g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", error->message),
-        ("backend %s, device-id %d", cudaipc_backend_name (backend),
-            device_id));
-  } else {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-        ("%s", error->message), ("backend %s, device-id %d",
-            cudaipc_backend_name (backend), device_id));
+  const gchar *backend = cudaipc_backend_name (config->backend);
+
+  switch (failed) {
+    case CUDAIPC_PUBLISHER_FAILED_METAS:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
+          ("metas \"%s\"", config->metas));
+      break;
+    case CUDAIPC_PUBLISHER_FAILED_PEERS:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
+          ("allowed-users \"%s\", allowed-groups \"%s\"",
+              config->allowed_users ? config->allowed_users : "",
+              config->allowed_groups ? config->allowed_groups : ""));
+      break;
+    case CUDAIPC_PUBLISHER_FAILED_SOCKET_NAME:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("No socket-path set"), ("cuipcsink needs socket-path to listen"));
+      break;
+    case CUDAIPC_PUBLISHER_FAILED_DEVICE:
+      if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
+          g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE))
+        GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", error->message),
+            ("backend %s, device-id %d", backend, config->device_id));
+      else
+        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+            ("%s", error->message), ("backend %s, device-id %d", backend,
+                config->device_id));
+      break;
+    case CUDAIPC_PUBLISHER_FAILED_COPIER:
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+          ("Cannot set up the copies into the ring: %s", error->message),
+          ("backend %s, device-id %d", backend, config->device_id));
+      break;
+    default:
+      if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY))
+        GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", error->message),
+            ("socket-path %s", config->socket_name));
+      else
+        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+            ("%s", error->message), ("socket-path %s", config->socket_name));
+      break;
   }
 }
 
@@ -353,110 +526,63 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   g_autoptr (GError) error = NULL;
   g_autofree gchar *path = NULL, *name = NULL;
   g_autofree gchar *users = NULL, *groups = NULL, *metas = NULL;
-  g_autoptr (CudaIpcMetaFilter) meta_filter = NULL;
-  g_autoptr (GArray) uids = NULL;
-  g_autoptr (GArray) gids = NULL;
-  g_autoptr (CudaIpcCopier) copier = NULL;
-  CudaIpcServerConfig config;
-  CudaIpcServer *server;
-  CudaIpcBackend backend;
-  gint device_id;
+  CudaIpcPublisherConfig config;
+  CudaIpcPublisherFailed failed;
+  CudaIpcPublisher *publisher;
   guint stats_interval;
 
-  cudaipc_server_config_init (&config);
+  cudaipc_publisher_config_init (&config);
   GST_OBJECT_LOCK (self);
-  path = g_strdup (self->props.socket_path);
-  config.mode = self->props.socket_mode;
-  backend = self->props.backend;
-  device_id = self->props.device_id;
-  config.n_slots = self->props.ring_size;
-  config.client_timeout_ms = self->props.consumer_timeout;
-  config.ordering = self->props.ordering;
-  name = g_strdup (GST_OBJECT_NAME (self));
-  users = g_strdup (self->props.allowed_users);
-  groups = g_strdup (self->props.allowed_groups);
-  stats_interval = self->props.stats_interval;
-  metas = g_strdup (self->props.metas);
+  config.socket_name = path = g_strdup (self->socket_path);
+  config.socket_mode = self->socket_mode;
+  config.backend = self->backend;
+  config.device_id = self->device_id;
+  config.ring_size = self->ring_size;
+  config.consumer_timeout_ms = self->consumer_timeout;
+  config.ordering = self->ordering;
+  config.name = name = g_strdup (GST_OBJECT_NAME (self));
+  config.allowed_users = users = g_strdup (self->allowed_users);
+  config.allowed_groups = groups = g_strdup (self->allowed_groups);
+  config.metas = metas = g_strdup (self->metas);
+  config.debug_category = GST_CAT_DEFAULT;
+  config.debug_object = self;
+  stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
 
-  meta_filter = cudaipc_meta_filter_new (metas, &error);
-  if (meta_filter == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
-        ("metas \"%s\"", metas));
+  publisher = cudaipc_publisher_new (&config, &publisher_callbacks, self,
+      &failed, &error);
+  if (failed >= CUDAIPC_PUBLISHER_FAILED_COPIER || publisher) {
+    CudaIpcDevice *dev = publisher ?
+        cudaipc_publisher_get_device (publisher) : NULL;
+
+    if (dev)
+      GST_INFO_OBJECT (self, "opened %s backend on %s",
+          cudaipc_backend_name (config.backend),
+          cudaipc_device_get_name (dev));
+    if (config.backend == CUDAIPC_BACKEND_HOST &&
+        config.device_id != DEFAULT_DEVICE_ID)
+      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+          ("device-id=%d is ignored with backend=host: the ring is in "
+              "shared host memory", config.device_id),
+          ("set backend=cuda for a GPU ring"));
+  }
+  if (publisher == NULL) {
+    post_start_error (self, failed, error, &config);
     return FALSE;
   }
 
-  if (!cudaipc_credentials_parse_ids (users, FALSE, &uids, &error) ||
-      !cudaipc_credentials_parse_ids (groups, TRUE, &gids, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
-        ("allowed-users \"%s\", allowed-groups \"%s\"", users ? users : "",
-            groups ? groups : ""));
-    return FALSE;
-  }
-
-  if (path == NULL || path[0] == '\0') {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("No socket-path set"), ("cuipcsink needs socket-path to listen"));
-    return FALSE;
-  }
-
-  self->dev = cudaipc_device_new (backend, device_id, &error);
-  if (self->dev == NULL) {
-    post_device_error (self, error, backend, device_id);
-    return FALSE;
-  }
-  GST_INFO_OBJECT (self, "opened %s backend on %s",
-      cudaipc_backend_name (backend), cudaipc_device_get_name (self->dev));
-  if (backend == CUDAIPC_BACKEND_HOST && device_id != DEFAULT_DEVICE_ID)
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-        ("device-id=%d is ignored with backend=host: the ring is in shared "
-            "host memory", device_id), ("set backend=cuda for a GPU ring"));
-
-  copier = cudaipc_copier_new (self->dev, config.n_slots, &error);
-  if (copier == NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-        ("Cannot set up the copies into the ring: %s", error->message),
-        ("on %s", cudaipc_device_get_name (self->dev)));
-    g_clear_pointer (&self->dev, cudaipc_device_unref);
-    return FALSE;
-  }
-
-  config.socket_name = path;
-  config.name = name;
-  config.uids = (const guint *) uids->data;
-  config.n_uids = uids->len;
-  config.gids = (const guint *) gids->data;
-  config.n_gids = gids->len;
-  /* a ring is replaced only once every copy into it has landed */
-  config.before_replace = cudaipc_copier_wait_all;
-  config.before_replace_data = copier;
-  server = cudaipc_server_new (self->dev, &config, &server_callbacks, self,
-      &error);
-  if (server == NULL) {
-    if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", error->message),
-          ("socket-path %s", path));
-    } else {
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-          ("%s", error->message), ("socket-path %s", path));
-    }
-    g_clear_pointer (&copier, cudaipc_copier_free);
-    g_clear_pointer (&self->dev, cudaipc_device_unref);
-    return FALSE;
-  }
-
-  self->meta_filter = g_steal_pointer (&meta_filter);
-  self->meta_blob = g_byte_array_new ();
+  self->dev = cudaipc_device_ref (cudaipc_publisher_get_device (publisher));
   self->warned_metas = FALSE;
   GST_OBJECT_LOCK (self);
-  self->server = server;
-  self->copier = g_steal_pointer (&copier);
-  memset (&self->meta_counts, 0, sizeof (self->meta_counts));
-  cudaipc_server_stats_clear (&self->last_stats);
-  memset (&self->last_counts, 0, sizeof (self->last_counts));
-  self->frames_in_place = 0;
+  self->publisher = publisher;
+  /* as they are now: they may have changed since they were read */
+  cudaipc_publisher_set_on_full (publisher,
+      self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
+  cudaipc_publisher_set_wait_for_connection (publisher,
+      self->wait_for_connection);
+  cudaipc_publisher_stats_clear (&self->last_stats);
+  memset (&self->last_stats, 0, sizeof (self->last_stats));
   GST_OBJECT_UNLOCK (self);
-  self->have_info = FALSE;
 
   if (stats_interval > 0)
     self->ticker = cudaipc_ticker_new ("cudaipcsink-stats", stats_interval,
@@ -470,54 +596,37 @@ static gboolean
 gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
-  CudaIpcServer *server;
-  CudaIpcCopier *copier;
+  CudaIpcPublisher *publisher;
 
   /* joined here: no tick runs from now on */
   g_clear_pointer (&self->ticker, cudaipc_ticker_free);
-  g_clear_pointer (&self->meta_filter, cudaipc_meta_filter_free);
-  g_clear_pointer (&self->meta_blob, g_byte_array_unref);
 
   GST_OBJECT_LOCK (self);
-  server = self->server;
-  copier = self->copier;
+  publisher = self->publisher;
   /* upstream may keep the pool and its buffers for longer: their slots
    * stay mapped, and a pool of a stopped server lends no more */
   g_clear_pointer (&self->pool, gst_object_unref);
   GST_OBJECT_UNLOCK (self);
 
-  /* no copy may be in flight when the server frees the slots and fences */
-  if (copier) {
-    CudaIpcCopierCounts counts;
-
-    cudaipc_copier_get_counts (copier, &counts);
-    GST_OBJECT_LOCK (self);
-    self->copier = NULL;
-    self->last_counts = counts;
-    GST_OBJECT_UNLOCK (self);
-    cudaipc_copier_free (copier);
-  }
-
-  if (server) {
-    CudaIpcServerStats stats;
+  if (publisher) {
+    CudaIpcPublisherStats stats;
 
     /* its callbacks may run meanwhile: no lock of ours is held */
-    cudaipc_server_stop (server);
-    cudaipc_server_get_stats (server, &stats);
+    cudaipc_publisher_stop (publisher);
+    cudaipc_publisher_get_stats (publisher, &stats);
 
     GST_OBJECT_LOCK (self);
-    self->server = NULL;
-    cudaipc_server_stats_clear (&self->last_stats);
+    self->publisher = NULL;
+    cudaipc_publisher_stats_clear (&self->last_stats);
     self->last_stats = stats;
     GST_OBJECT_UNLOCK (self);
-    cudaipc_server_free (server);
+    cudaipc_publisher_free (publisher);
   }
 
   /* the device lets go of a context lent by upstream once it closes */
   g_clear_pointer (&self->dev, cudaipc_device_unref);
   /* asked for again by the next allocation query */
   g_clear_object (&self->cuda_ctx);
-  self->have_info = FALSE;
   return TRUE;
 }
 
@@ -526,7 +635,6 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
-  g_autofree gchar *str = NULL;
   GstVideoInfo info;
 
   if (!gst_video_info_from_caps (&info, caps)) {
@@ -536,16 +644,12 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
     return FALSE;
   }
 
-  str = gst_caps_to_string (caps);
-  GST_DEBUG_OBJECT (self, "caps %s", str);
-
-  if (!cudaipc_server_set_caps (self->server, str, info.size, &error)) {
+  GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
+  if (!cudaipc_publisher_set_caps (self->publisher, caps, &info, &error)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", error->message),
-        ("caps %s", str));
+        ("caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
-  self->info = info;
-  self->have_info = TRUE;
   return TRUE;
 }
 
@@ -589,8 +693,9 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 
   /* upstream may write into the slots themselves */
   GST_OBJECT_LOCK (self);
-  if (self->props.in_place && self->server && self->dev) {
-    server = cudaipc_server_ref (self->server);
+  if (self->in_place && self->publisher && self->dev) {
+    server = cudaipc_server_ref (cudaipc_publisher_get_server
+        (self->publisher));
     backend = cudaipc_device_get_backend (self->dev);
     device_id = cudaipc_device_get_ordinal (self->dev);
   }
@@ -623,7 +728,7 @@ gst_cu_ipc_sink_set_context (GstElement * element, GstContext * context)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  device_id = self->props.device_id;
+  device_id = self->device_id;
   GST_OBJECT_UNLOCK (self);
   /* libgstcuda is loaded for its own context only */
   if (g_strcmp0 (gst_context_get_context_type (context),
@@ -643,144 +748,6 @@ gst_cu_ipc_sink_query (GstBaseSink * bsink, GstQuery * query)
           self->cuda_ctx))
     return TRUE;
   return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
-}
-
-/* With wait-for-connection, waits until a consumer is ready. */
-static GstFlowReturn
-wait_for_consumer (GstCuIpcSink * self)
-{
-  GstFlowReturn ret;
-
-  for (;;) {
-    gboolean wait_conn;
-
-    GST_OBJECT_LOCK (self);
-    wait_conn = self->props.wait_for_connection;
-    GST_OBJECT_UNLOCK (self);
-    if (!wait_conn || cudaipc_server_get_n_clients (self->server) > 0)
-      return GST_FLOW_OK;
-
-    GST_LOG_OBJECT (self, "waiting for a consumer");
-    switch (cudaipc_server_wait_for_client (self->server, -1)) {
-      case CUDAIPC_SERVER_OK:
-        return GST_FLOW_OK;
-      case CUDAIPC_SERVER_FLUSHING:
-        ret = gst_base_sink_wait_preroll (GST_BASE_SINK (self));
-        if (ret != GST_FLOW_OK)
-          return ret;
-        break;
-      default:
-        /* woken: the setting may have changed */
-        break;
-    }
-  }
-}
-
-/* Waits for a free slot for a frame of @size as on-full says. OK with
- * @slot and @block; GST_FLOW_OK with *@block NULL: the frame is dropped;
- * else what to return (an error was posted). */
-static GstFlowReturn
-acquire_slot (GstCuIpcSink * self, GstBuffer * buf, guint64 size,
-    guint * slot, CudaIpcBlock ** block)
-{
-  /* the in-place pool waited as long as on-full allows already */
-  gboolean waited = cudaipc_slot_pool_buffer_waited (buf);
-
-  g_autoptr (GError) error = NULL;
-  CudaIpcServerStatus status;
-  gint64 deadline = NO_DEADLINE, until;
-  GstFlowReturn ret;
-
-  *block = NULL;
-  do {
-    GstCuIpcSinkOnFull on_full;
-    guint full_timeout;
-
-    GST_OBJECT_LOCK (self);
-    on_full = self->props.on_full;
-    full_timeout = self->props.full_timeout;
-    GST_OBJECT_UNLOCK (self);
-
-    if (on_full == GST_CU_IPC_SINK_ON_FULL_DROP || waited) {
-      until = 0;
-    } else {
-      if (deadline == NO_DEADLINE)
-        deadline = full_timeout == 0 ? -1 : g_get_monotonic_time () +
-            G_TIME_SPAN_MILLISECOND * (gint64) full_timeout;
-      until = deadline;
-    }
-
-    status = cudaipc_server_acquire (self->server, size, until, slot, block,
-        &error);
-    switch (status) {
-      case CUDAIPC_SERVER_OK:
-      case CUDAIPC_SERVER_WOKEN:
-        /* woken: a setting changed, read it again */
-        break;
-      case CUDAIPC_SERVER_TIMEOUT:
-        GST_DEBUG_OBJECT (self, "every slot is held: dropped buffer %"
-            GST_PTR_FORMAT, buf);
-        *block = NULL;
-        return GST_FLOW_OK;
-      case CUDAIPC_SERVER_FLUSHING:
-        ret = gst_base_sink_wait_preroll (GST_BASE_SINK (self));
-        if (ret != GST_FLOW_OK)
-          return ret;
-        /* paused meanwhile: the time limit starts again */
-        deadline = NO_DEADLINE;
-        break;
-      case CUDAIPC_SERVER_NO_RING:
-      case CUDAIPC_SERVER_ERROR:{
-        guint ring_size;
-
-        GST_OBJECT_LOCK (self);
-        ring_size = self->props.ring_size;
-        GST_OBJECT_UNLOCK (self);
-        GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-            ("Cannot allocate a ring of %u slots for frames of %"
-                G_GUINT64_FORMAT " bytes: %s", ring_size, size,
-                error->message), ("backend %s, generation %u",
-                cudaipc_backend_name (cudaipc_device_get_backend (self->dev)),
-                cudaipc_server_get_generation (self->server) + 1));
-        return GST_FLOW_ERROR;
-      }
-    }
-  } while (status != CUDAIPC_SERVER_OK);
-  return GST_FLOW_OK;
-}
-
-/* @buf's metas, as the metas property lets them through, into the FRAME
- * @f (which borrows the sink's blob until the next frame), with what went
- * in and what not in @counts. */
-static void
-add_metas (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f,
-    CudaIpcMetaCounts * counts)
-{
-  memset (counts, 0, sizeof (*counts));
-  g_byte_array_set_size (self->meta_blob, 0);
-  cudaipc_metas_encode (buf, self->meta_filter, self->meta_blob, counts);
-  f->meta = self->meta_blob->data;
-  f->meta_len = self->meta_blob->len;
-}
-
-/* The metas of a frame that went out, into the stats. */
-static void
-count_metas (GstCuIpcSink * self, const CudaIpcMetaCounts * counts)
-{
-  GST_OBJECT_LOCK (self);
-  self->meta_counts.carried += counts->carried;
-  self->meta_counts.skipped += counts->skipped;
-  self->meta_counts.dropped += counts->dropped;
-  GST_OBJECT_UNLOCK (self);
-  if (counts->dropped > 0 && !self->warned_metas) {
-    self->warned_metas = TRUE;
-    GST_ELEMENT_WARNING (self, STREAM, ENCODE,
-        ("%u metas of a frame were left out: beyond what a frame carries "
-            "(%d bytes, %d metas, %d items in one)", counts->dropped,
-            CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS,
-            CUDAIPC_MAX_META_ITEMS),
-        ("counted in stats metas-dropped; warned once"));
-  }
 }
 
 /* Upstream still uses an in-place pool of before a restart of the sink,
@@ -803,127 +770,76 @@ check_pool (GstCuIpcSink * self, GstBufferPool * pool)
   }
 }
 
-/* The FRAME for @buf, but for its size in the slot; @counts: its metas,
- * for count_metas() once it went out. */
+/* Metas of a frame were left out: warned of once, counted in stats. */
 static void
-describe_frame (GstCuIpcSink * self, GstBuffer * buf, CudaIpcFrameMsg * f,
-    CudaIpcMetaCounts * counts)
+warn_metas_dropped (GstCuIpcSink * self, guint dropped)
 {
-  GstSegment segment;
-
-  cudaipc_media_describe_buffer (buf, self->have_info ? &self->info : NULL, f);
-  add_metas (self, buf, f, counts);
-  GST_OBJECT_LOCK (self);
-  segment = GST_BASE_SINK (self)->segment;
-  GST_OBJECT_UNLOCK (self);
-  f->clock_time = cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment,
-      f->pts);
+  if (self->warned_metas)
+    return;
+  self->warned_metas = TRUE;
+  GST_ELEMENT_WARNING (self, STREAM, ENCODE,
+      ("%u metas of a frame were left out: beyond what a frame carries "
+          "(%d bytes, %d metas, %d items in one)", dropped,
+          CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS, CUDAIPC_MAX_META_ITEMS),
+      ("counted in stats metas-dropped; warned once"));
 }
 
-/* @buf is a slot upstream wrote into (the in-place pool): publishes it as
- * it is, with @f (describe_frame()). FALSE, @f untouched, where the server
- * will not (its ring was replaced since, or the buffer went out already):
- * @buf is then copied as any other. */
-static gboolean
-publish_in_place (GstCuIpcSink * self, GstBuffer * buf,
-    CudaIpcSlotTicket * ticket, CudaIpcFrameMsg * f)
-{
-  guint n_clients = 0;
-
-  f->size = gst_buffer_get_size (buf);
-  if (cudaipc_device_get_backend (self->dev) == CUDAIPC_BACKEND_CUDA) {
-    g_autoptr (GError) error = NULL;
-
-    /* complete before its fence word is set on the CPU */
-    if (!cudaipc_copier_prepare_in_place (self->copier, buf, &error)) {
-      GST_WARNING_OBJECT (self, "slot %u cannot go out as it is (%s): "
-          "copied", cudaipc_slot_ticket_get_slot (ticket), error->message);
-      return FALSE;
-    }
-  }
-  if (!cudaipc_server_publish_in_place (self->server, ticket, f, &n_clients)) {
-    GST_LOG_OBJECT (self, "slot %u cannot go out as it is: copied",
-        cudaipc_slot_ticket_get_slot (ticket));
-    return FALSE;
-  }
-  GST_OBJECT_LOCK (self);
-  self->frames_in_place++;
-  GST_OBJECT_UNLOCK (self);
-  GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in place in "
-      "slot %u to %u client(s)", f->seq, f->slot, n_clients);
-  return TRUE;
-}
-
+/* The publisher does the frame's work (publisher.h); render() says how it
+ * went in GStreamer's words. */
 static GstFlowReturn
 gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
+  CudaIpcPublisherFrame frame = { buf, };
   g_autoptr (GError) error = NULL;
-  CudaIpcFrameMsg f = { 0 };
-  CudaIpcSlotTicket *ticket;
-  CudaIpcMetaCounts counts;
-  CudaIpcBlock *block;
-  GstFlowReturn ret;
-  guint64 size = gst_buffer_get_size (buf), copied = 0;
-  guint slot = 0, n_clients = 0;
-
-  ret = wait_for_consumer (self);
-  if (ret != GST_FLOW_OK)
-    return ret;
-
-  /* the first frame may move the copies into upstream's CUDA context */
-  if (cudaipc_server_get_generation (self->server) == 0 &&
-      !cudaipc_copier_adopt_context (self->copier, buf, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-        ("Cannot copy in the CUDA context of upstream's memory: %s",
-            error->message), (NULL));
-    return GST_FLOW_ERROR;
-  }
+  CudaIpcPublishResult res;
+  CudaIpcPublished out;
+  guint ring_size;
 
   if (G_UNLIKELY (buf->pool && cudaipc_slot_pool_is_ours (buf->pool)))
     check_pool (self, buf->pool);
-  ticket = cudaipc_slot_pool_buffer_ticket (buf);
-  if (ticket) {
-    /* described once: a slot that cannot go out as it is goes out copied
-     * with the same FRAME */
-    describe_frame (self, buf, &f, &counts);
-    if (publish_in_place (self, buf, ticket, &f)) {
-      count_metas (self, &counts);
+
+  res = cudaipc_publisher_publish (self->publisher, &frame, &out, &error);
+  if (out.metas.dropped > 0)
+    warn_metas_dropped (self, out.metas.dropped);
+  switch (res) {
+    case CUDAIPC_PUBLISH_OK:
+    case CUDAIPC_PUBLISH_DROPPED:
       return GST_FLOW_OK;
-    }
+    case CUDAIPC_PUBLISH_FLUSHING:
+      return self->flushed;
+    case CUDAIPC_PUBLISH_NO_CONTEXT:
+      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
+          ("Cannot copy in the CUDA context of upstream's memory: %s",
+              error->message), (NULL));
+      return GST_FLOW_ERROR;
+    case CUDAIPC_PUBLISH_NO_RING:
+      GST_OBJECT_LOCK (self);
+      ring_size = self->ring_size;
+      GST_OBJECT_UNLOCK (self);
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+          ("Cannot allocate a ring of %u slots for frames of %"
+              G_GSIZE_FORMAT " bytes: %s", ring_size,
+              gst_buffer_get_size (buf), error->message),
+          ("backend %s, generation %u",
+              cudaipc_backend_name (cudaipc_device_get_backend (self->dev)),
+              cudaipc_publisher_get_generation (self->publisher) + 1));
+      return GST_FLOW_ERROR;
+    case CUDAIPC_PUBLISH_WRITE_FAILED:
+      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+          ("Cannot copy the frame into the shared ring: %s", error->message),
+          ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", out.slot,
+              gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
+      return GST_FLOW_ERROR;
+    case CUDAIPC_PUBLISH_SYNC_FAILED:
+    case CUDAIPC_PUBLISH_INVALID:
+    default:
+      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
+          ("Cannot finish the copy into the shared ring: %s",
+              error ? error->message : "?"), ("slot %u, %" G_GSIZE_FORMAT
+              " bytes", out.slot, gst_buffer_get_size (buf)));
+      return GST_FLOW_ERROR;
   }
-
-  ret = acquire_slot (self, buf, size, &slot, &block);
-  if (ret != GST_FLOW_OK || block == NULL)
-    return ret;
-
-  /* the slot is ours until published: nobody else touches it, and only
-   * this thread makes the server replace the ring */
-  if (!cudaipc_copier_copy (self->copier, buf, self->server, slot, block,
-          &copied, &error)) {
-    cudaipc_server_abort (self->server, slot);
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Cannot copy the frame into the shared ring: %s", error->message),
-        ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", slot,
-            gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
-    return GST_FLOW_ERROR;
-  }
-
-  if (ticket == NULL)
-    describe_frame (self, buf, &f, &counts);
-  f.size = copied;
-  count_metas (self, &counts);
-
-  if (!cudaipc_copier_publish (self->copier, self->server, slot, &f,
-          &n_clients, &error)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Cannot finish the copy into the shared ring: %s", error->message),
-        ("slot %u, %" G_GUINT64_FORMAT " bytes", slot, copied));
-    return GST_FLOW_ERROR;
-  }
-  GST_LOG_OBJECT (self, "published frame %" G_GUINT64_FORMAT " in slot %u "
-      "to %u client(s)", f.seq, slot, n_clients);
-  return GST_FLOW_OK;
 }
 
 static gboolean
@@ -939,16 +855,16 @@ gst_cu_ipc_sink_event (GstBaseSink * bsink, GstEvent * event)
     case GST_EVENT_CUSTOM_DOWNSTREAM:
     case GST_EVENT_CUSTOM_DOWNSTREAM_STICKY:
     case GST_EVENT_CUSTOM_BOTH:
-      if (self->server && !cudaipc_server_send_event (self->server, event,
-              gst_element_get_current_running_time (GST_ELEMENT (self)),
-              &error)) {
+      if (self->publisher && !cudaipc_publisher_send_event (self->publisher,
+              event, gst_element_get_current_running_time (GST_ELEMENT
+                  (self)), &error)) {
         GST_WARNING_OBJECT (self, "not forwarding %s event: %s",
             GST_EVENT_TYPE_NAME (event), error->message);
       }
       break;
     case GST_EVENT_FLUSH_STOP:
-      if (self->server)
-        cudaipc_server_clear_eos (self->server);
+      if (self->publisher)
+        cudaipc_publisher_clear_eos (self->publisher);
       break;
     default:
       break;
@@ -963,8 +879,8 @@ gst_cu_ipc_sink_unlock (GstBaseSink * bsink)
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
 
   GST_OBJECT_LOCK (self);
-  if (self->server)
-    cudaipc_server_set_flushing (self->server, TRUE);
+  if (self->publisher)
+    cudaipc_publisher_set_flushing (self->publisher, TRUE);
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -975,8 +891,8 @@ gst_cu_ipc_sink_unlock_stop (GstBaseSink * bsink)
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
 
   GST_OBJECT_LOCK (self);
-  if (self->server)
-    cudaipc_server_set_flushing (self->server, FALSE);
+  if (self->publisher)
+    cudaipc_publisher_set_flushing (self->publisher, FALSE);
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
@@ -992,7 +908,260 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   gobject_class->get_property = gst_cu_ipc_sink_get_property;
   gobject_class->finalize = gst_cu_ipc_sink_finalize;
 
-  gst_cu_ipc_sink_props_install (gobject_class);
+  /**
+   * GstCuIpcSink:socket-path:
+   *
+   * Where to listen for consumers: a file system path, or "@name" for a
+   * Linux abstract socket. Required. A socket file left by a producer that
+   * died is replaced; a live producer on the same path is an error.
+   */
+  properties[PROP_SOCKET_PATH] = g_param_spec_string ("socket-path",
+      "Socket path", "Unix socket to listen on; \"@name\" for an abstract "
+      "socket (required)", DEFAULT_SOCKET_PATH,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:socket-mode:
+   *
+   * Permission bits of the socket file (default 0660: owner and group may
+   * connect). Ignored for abstract sockets.
+   */
+  properties[PROP_SOCKET_MODE] = g_param_spec_uint ("socket-mode",
+      "Socket mode", "Permission bits of the socket file (0660 = 432: owner "
+      "and group may connect); ignored for abstract sockets", 0, 0777,
+      DEFAULT_SOCKET_MODE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:backend:
+   *
+   * Where the ring lives: "cuda" (CUDA virtual memory on the GPU given by
+   * device-id) or "host" (shared host memory, no GPU needed). Consumers
+   * must use the same backend.
+   */
+  properties[PROP_BACKEND] = g_param_spec_enum ("backend", "Backend",
+      "Memory the ring lives in: GPU (cuda) or shared host memory (host)",
+      GST_TYPE_CU_IPC_BACKEND, DEFAULT_BACKEND,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:device-id:
+   *
+   * CUDA device ordinal the ring is allocated on (cuda backend only).
+   */
+  properties[PROP_DEVICE_ID] = g_param_spec_int ("device-id", "Device ID",
+      "CUDA device ordinal the ring is allocated on (cuda backend)", 0,
+      G_MAXINT, DEFAULT_DEVICE_ID,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:ring-size:
+   *
+   * Number of slots in the ring: how many frames consumers may hold, all
+   * together, before on-full applies.
+   */
+  properties[PROP_RING_SIZE] = g_param_spec_uint ("ring-size", "Ring size",
+      "Number of frame slots shared with the consumers", MIN_RING_SIZE,
+      MAX_RING_SIZE, DEFAULT_RING_SIZE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:on-full:
+   *
+   * What to do with a frame when every slot is still held by a consumer:
+   * "wait" until one is released (at most full-timeout, then the frame is
+   * dropped), or "drop" the frame at once. Dropped frames are counted in
+   * #GstCuIpcSink:stats.
+   */
+  properties[PROP_ON_FULL] = g_param_spec_enum ("on-full", "On full",
+      "What to do when every slot is held by a consumer",
+      GST_TYPE_CU_IPC_SINK_ON_FULL, DEFAULT_ON_FULL,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:ordering:
+   *
+   * How consumers know that a frame's copy into its slot, queued on the
+   * GPU and maybe still running when the frame is announced, has landed.
+   * "auto": the fence page, a small memory file sent with the ring whose
+   * word for the slot the producer's CUDA stream sets after the copy and
+   * the consumer reads on the CPU; it needs nothing shared but the socket
+   * (containers with their own PID, IPC and mount namespaces work), and
+   * where the GPU cannot write it every frame is synchronised on the host
+   * instead. "fence": the fence page or an error at start. "events":
+   * legacy interprocess CUDA events, which open only in consumers that
+   * share the producer's IPC and PID namespaces (one that cannot open
+   * them reconnects without, losing a frame). "host": the producer
+   * synchronises each copy on the host before publishing, as GStreamer's
+   * own cudaipcsink does. The host backend needs none of this (its
+   * memcpy is done before the frame goes out); "fence" makes it write the
+   * fence page anyway.
+   */
+  properties[PROP_ORDERING] = g_param_spec_enum ("ordering", "Ordering",
+      "How consumers know that a frame's copy has landed",
+      GST_TYPE_CU_IPC_SINK_ORDERING, DEFAULT_ORDERING,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:full-timeout:
+   *
+   * With on-full=wait, how long in milliseconds to wait for a free slot
+   * before the frame is dropped; 0 waits for as long as it takes.
+   */
+  properties[PROP_FULL_TIMEOUT] = g_param_spec_uint ("full-timeout",
+      "Full timeout", "With on-full=wait, milliseconds to wait for a free "
+      "slot before dropping the frame (0 = forever)", 0, G_MAXUINT,
+      DEFAULT_FULL_TIMEOUT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:wait-for-connection:
+   *
+   * Hold each frame until at least one consumer is connected and has
+   * finished its handshake, instead of publishing it to nobody. Flushing
+   * or stopping the pipeline ends the wait.
+   */
+  properties[PROP_WAIT_FOR_CONNECTION] =
+      g_param_spec_boolean ("wait-for-connection", "Wait for connection",
+      "Block rendering until at least one consumer is connected",
+      DEFAULT_WAIT_FOR_CONNECTION,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:consumer-timeout:
+   *
+   * When render() finds no free slot, every consumer that holds two frames
+   * or more, the oldest for this many milliseconds, is disconnected as stuck
+   * (a warning says which) and its slots are free again: a stopped or hung
+   * consumer does not stall the others. Holding only its newest frame is
+   * never held against a consumer. Keep it below full-timeout so that with
+   * on-full=wait no frame is lost to a stuck consumer. 0: never.
+   */
+  properties[PROP_CONSUMER_TIMEOUT] = g_param_spec_uint ("consumer-timeout",
+      "Consumer timeout", "Disconnect consumers that hold older frames for "
+      "this many ms while the producer waits for a slot (0 = never)",
+      0, G_MAXUINT,
+      DEFAULT_CONSUMER_TIMEOUT,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:allowed-users:
+   *
+   * Users, besides the producer's own user and root, whose consumers may
+   * connect: names or numeric ids separated by commas. The peer's
+   * credentials (SO_PEERCRED) are checked before it is sent anything of the
+   * stream; a refused consumer gets a clear error and the producer posts a
+   * warning. This is the only gate for abstract sockets, which have no file
+   * permissions.
+   */
+  properties[PROP_ALLOWED_USERS] = g_param_spec_string ("allowed-users",
+      "Allowed users", "Users whose consumers may connect besides the "
+      "producer's own user and root: names or ids, comma separated",
+      DEFAULT_ALLOWED_USERS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:allowed-groups:
+   *
+   * Groups whose consumers may connect: a consumer is allowed when its
+   * primary group is listed. The producer's own group is always allowed, to
+   * match the default socket-mode 0660.
+   */
+  properties[PROP_ALLOWED_GROUPS] = g_param_spec_string ("allowed-groups",
+      "Allowed groups", "Primary groups whose consumers may connect, besides "
+      "the producer's own group: names or ids, comma separated",
+      DEFAULT_ALLOWED_GROUPS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:metas:
+   *
+   * Which GstMetas of each frame travel with it: "all" (the default), every
+   * meta this plugin can carry (regions of interest, time codes, crops,
+   * reference timestamps; with GStreamer >= 1.24 and gst-analytics, the
+   * analytics relation meta with its object detections, classifications
+   * and tracking; on >= 1.24 any meta GStreamer can serialize, custom metas
+   * among them); "none"; or meta API type names separated by commas, such
+   * as "GstVideoRegionOfInterestMetaAPI,GstReferenceTimestampMetaAPI". A
+   * frame carries at most 32 KiB of metadata and 1024 metas; metas beyond
+   * that are left out, with one warning, and counted in stats
+   * (metas-dropped). Read when the sink starts.
+   */
+  properties[PROP_METAS] = g_param_spec_string ("metas", "Metas",
+      "Which metas travel with the frames: all, none, or meta API names "
+      "separated by commas", DEFAULT_METAS,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:stats-interval:
+   *
+   * Every this many milliseconds while the sink runs (READY to PAUSED and
+   * up), post an element message "cudaipcsink-stats" whose fields are those
+   * of #GstCuIpcSink:stats, per-consumer counters included; 0 (the default)
+   * posts none. Read when the sink starts.
+   */
+  properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
+      "Stats interval", "Post a \"cudaipcsink-stats\" element message with "
+      "the stats every this many ms (0 = never)", 0, G_MAXUINT,
+      DEFAULT_STATS_INTERVAL,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSink:in-place:
+   *
+   * Propose upstream a pool whose buffers are slots of the ring, so that
+   * upstream writes each frame where consumers read it and render()
+   * publishes it without a copy: with backend=host a pool of system
+   * memory (videotestsrc, videoconvert, a software decoder take it); with
+   * backend=cuda on GStreamer >= 1.24, for caps of CUDA memory, a
+   * GstCudaBufferPool of GstCudaMemory over the slots in upstream's
+   * GstCudaContext (cudaupload, cudaconvert, cudascale, the NVDEC
+   * decoders take it). Upstream that does not take the pool, or a frame
+   * that comes in other memory, is copied as before (always on GStreamer
+   * 1.22 with the cuda backend). A buffer upstream keeps (a queue before
+   * the sink) holds its slot meanwhile. Read at each allocation query.
+   */
+  properties[PROP_IN_PLACE] = g_param_spec_boolean ("in-place", "In place",
+      "Offer upstream ring slots to write frames into (host backend; cuda "
+      "backend with GStreamer >= 1.24)",
+      DEFAULT_IN_PLACE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSink:num-clients:
+   *
+   * Number of consumers connected that finished their handshake.
+   */
+  properties[PROP_NUM_CLIENTS] = g_param_spec_uint ("num-clients",
+      "Number of clients", "Consumers connected and past their handshake",
+      0, G_MAXUINT, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * GstCuIpcSink:stats:
+   *
+   * Counters, as an "application/x-cudaipcsink-stats" structure:
+   * frames-published (guint64), frames-dropped (guint64), clients (guint),
+   * generation (guint: the ring's), rings-retired (guint64: rings replaced
+   * because a consumer was dropped while it held slots), driver-calls
+   * (guint64: CUDA driver calls made by render() since start), host-syncs
+   * (guint64: copy-stream synchronisations on the host: every frame with
+   * ordering=host or without a fence page, and those published while a
+   * consumer that reads neither the fence page nor events is connected),
+   * copies-from-gpu and copies-from-host (guint64: memories of upstream's
+   * buffers copied into slots from GPU memory, device to device, and from
+   * host memory, since start), frames-in-place (guint64: frames upstream
+   * wrote into a slot of the in-place pool, published without a copy), and
+   * client-stats, an array of "cudaipcsink-client" structures with name
+   * (string), pid (int), frames-sent (guint64), frames-released (guint64),
+   * held (guint: slots of the current ring it holds now), fence
+   * (gboolean: it reads the fence page) and events (gboolean: it waits on
+   * the slots' legacy interprocess events).
+   */
+  properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
+      "Frames published and dropped, and per-consumer counters",
+      GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+  g_object_class_install_properties (gobject_class, N_PROPERTIES, properties);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1020,5 +1189,19 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
 static void
 gst_cu_ipc_sink_init (GstCuIpcSink * self)
 {
-  gst_cu_ipc_sink_props_init (&self->props);
+  self->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
+  self->socket_mode = DEFAULT_SOCKET_MODE;
+  self->backend = DEFAULT_BACKEND;
+  self->device_id = DEFAULT_DEVICE_ID;
+  self->ring_size = DEFAULT_RING_SIZE;
+  self->ordering = DEFAULT_ORDERING;
+  self->on_full = DEFAULT_ON_FULL;
+  self->full_timeout = DEFAULT_FULL_TIMEOUT;
+  self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
+  self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
+  self->allowed_users = g_strdup (DEFAULT_ALLOWED_USERS);
+  self->allowed_groups = g_strdup (DEFAULT_ALLOWED_GROUPS);
+  self->stats_interval = DEFAULT_STATS_INTERVAL;
+  self->metas = g_strdup (DEFAULT_METAS);
+  self->in_place = DEFAULT_IN_PLACE;
 }

@@ -14,6 +14,7 @@ GST_DEBUG_CATEGORY (cudaipc_device_debug);
 GST_DEBUG_CATEGORY (cudaipc_gstcuda_debug);
 GST_DEBUG_CATEGORY (cudaipc_memory_debug);
 GST_DEBUG_CATEGORY (cudaipc_metas_debug);
+GST_DEBUG_CATEGORY (cudaipc_publisher_debug);
 GST_DEBUG_CATEGORY (cudaipc_server_debug);
 
 void
@@ -34,6 +35,8 @@ cudaipc_debug_init (void)
         "CUDA IPC imported frame memory");
     GST_DEBUG_CATEGORY_INIT (cudaipc_metas_debug, "cudaipcmetas", 0,
         "CUDA IPC frame metadata on the wire");
+    GST_DEBUG_CATEGORY_INIT (cudaipc_publisher_debug, "cudaipcpublisher", 0,
+        "CUDA IPC producer: each frame into a slot and out to the consumers");
     GST_DEBUG_CATEGORY_INIT (cudaipc_server_debug, "cudaipcserver", 0,
         "CUDA IPC producer's server: sockets, clients, ring");
     g_once_init_leave (&once, 1);

@@ -18,6 +18,7 @@ GST_DEBUG_CATEGORY_EXTERN (cudaipc_device_debug);
 GST_DEBUG_CATEGORY_EXTERN (cudaipc_gstcuda_debug);
 GST_DEBUG_CATEGORY_EXTERN (cudaipc_memory_debug);
 GST_DEBUG_CATEGORY_EXTERN (cudaipc_metas_debug);
+GST_DEBUG_CATEGORY_EXTERN (cudaipc_publisher_debug);
 GST_DEBUG_CATEGORY_EXTERN (cudaipc_server_debug);
 
 void cudaipc_debug_init (void);

@@ -515,3 +515,34 @@ cudaipc_copier_get_counts (CudaIpcCopier * c, CudaIpcCopierCounts * counts)
   *counts = c->counts;
   g_mutex_unlock (&c->lock);
 }
+
+gboolean
+cudaipc_copier_write_now (CudaIpcDevice * dev, guintptr dst, guintptr src,
+    gsize size, gboolean on_device, GError ** error)
+{
+  const CudaIpcCudaFuncs *cu;
+  gboolean ok;
+
+  g_return_val_if_fail (dev != NULL, FALSE);
+
+  if (cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_HOST) {
+    if (on_device) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+          "device memory given to a producer of the host backend");
+      return FALSE;
+    }
+    memcpy ((void *) dst, (const void *) src, size);
+    return TRUE;
+  }
+  if (!on_device)
+    return cudaipc_device_write (dev, dst, (const void *) src, size, error);
+  if (!cudaipc_device_push (dev, error))
+    return FALSE;
+  cu = cudaipc_cuda ();
+  ok = cudaipc_cuda_check (cu->MemcpyDtoD ((CUdeviceptr) dst, (CUdeviceptr)
+          src, size), "cuMemcpyDtoD", error) &&
+      cudaipc_cuda_check (cu->StreamSynchronize (NULL),
+      "cuStreamSynchronize", error);
+  cudaipc_device_pop (dev);
+  return ok;
+}

@@ -30,6 +30,9 @@
  * host backend: memcpy, nothing pending (with FENCE ordering the fence
  * word is stored after it); publish() is the server's.
  *
+ * write_now() needs no copier: a copy from a pointer that is complete on
+ * return, for a producer whose frames are not GstBuffers.
+ *
  * Threads: one thread, the producer's (a sink's streaming thread), calls
  * everything but get_counts(), which any thread may call.
  *
@@ -113,6 +116,16 @@ gboolean cudaipc_copier_prepare_in_place (CudaIpcCopier * copier,
 
 void cudaipc_copier_get_counts (CudaIpcCopier * copier,
     CudaIpcCopierCounts * counts);
+
+/* Without a copier (libcudaipc's producer): @size bytes at @src, device
+ * memory of @dev where @on_device, else host memory, into the slot at
+ * @dst, complete on return. Device to device on the legacy default
+ * stream, synchronised, so that it runs after what the caller queued
+ * there; host memory with cudaipc_device_write(); memcpy on the host
+ * backend, where device memory is CUDAIPC_ERROR_INVALID. Any thread that
+ * owns the slot. */
+gboolean cudaipc_copier_write_now (CudaIpcDevice * dev, guintptr dst,
+    guintptr src, gsize size, gboolean on_device, GError ** error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcCopier, cudaipc_copier_free);
 
