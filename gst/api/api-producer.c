@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libcudaipc's producer (cudaipc.h has the contract): the server cuipcsink
- * uses (server.h), fed from a pointer. Each copy into a slot completes on
- * the host before the frame is published (ordering=host), so consumers
- * need no fence for these frames.
+ * libcudaipc's producer (cudaipc.h has the contract): a front door over
+ * the producer's core that cuipcsink uses too (publisher.h), fed from a
+ * pointer; this file says how it went in the C API's statuses and words.
+ * Each copy into a slot completes on the host before the frame is
+ * published (ordering=host), so consumers need no fence for these
+ * frames.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -16,25 +18,19 @@
 #include "api/cudaipc.h"
 
 #include "api/api-annotations.h"
-#include "ring/block.h"
-#include "device/cuda-loader.h"
-#include "device/device.h"
-#include "common/error.h"
 #include "media/media.h"
-#include "metas/metas.h"
-#include "producer/server.h"
+#include "producer/publisher.h"
 
 struct cudaipc_producer
 {
-  CudaIpcDevice *dev;
-  CudaIpcServer *server;
+  CudaIpcPublisher *publisher;
   GstVideoInfo info;
   GstClockTime duration;
   cudaipc_producer_options opts;
   guint64 count;
   gchar *error;
-  GByteArray *meta_blob;        /* the last frame's metas, which its FRAME
-                                 * borrows */
+  GstBuffer *frame;             /* a frame's timestamps and offsets, made
+                                 * once: its bytes come from a pointer */
 };
 
 static GPrivate last_error = G_PRIVATE_INIT (g_free);
@@ -45,11 +41,13 @@ cudaipc_producer_options_init (cudaipc_producer_options * o)
   g_return_if_fail (o != NULL);
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
-  o->backend = CUDAIPC_BACKEND_TYPE_CUDA;
-  o->ring_size = 4;
-  o->wait_when_full = 1;
-  o->full_timeout_ms = 1000;
-  o->socket_mode = 0660;
+  o->backend = CUDAIPC_PUBLISHER_DEFAULT_BACKEND == CUDAIPC_BACKEND_HOST ?
+      CUDAIPC_BACKEND_TYPE_HOST : CUDAIPC_BACKEND_TYPE_CUDA;
+  o->device_id = CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID;
+  o->ring_size = CUDAIPC_PUBLISHER_DEFAULT_RING_SIZE;
+  o->wait_when_full = CUDAIPC_PUBLISHER_DEFAULT_WAIT_WHEN_FULL;
+  o->full_timeout_ms = CUDAIPC_PUBLISHER_DEFAULT_FULL_TIMEOUT_MS;
+  o->socket_mode = CUDAIPC_PUBLISHER_DEFAULT_SOCKET_MODE;
 }
 
 static cudaipc_producer *
@@ -74,14 +72,14 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
 {
   g_autoptr (GError) err = NULL;
   cudaipc_producer *p = g_new0 (cudaipc_producer, 1);
-  CudaIpcServerConfig config;
+  CudaIpcPublisherConfig config;
   GstCaps *caps;
+  gboolean ok;
 
   cudaipc_producer_options_init (&p->opts);
   if (options && options->struct_size >= sizeof (p->opts))
     p->opts = *options;
   p->error = g_strdup ("");
-  p->meta_blob = g_byte_array_new ();
   if (socket_path == NULL || caps_str == NULL)
     return new_failed (p, g_strdup ("a socket path and caps are needed"));
   if (!gst_is_initialized () && !gst_init_check (NULL, NULL, &err))
@@ -106,29 +104,30 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
   p->duration = cudaipc_media_frame_duration (caps);
   gst_caps_unref (caps);
 
-  p->dev = cudaipc_device_new (p->opts.backend == CUDAIPC_BACKEND_TYPE_HOST ?
-      CUDAIPC_BACKEND_HOST : CUDAIPC_BACKEND_CUDA, p->opts.device_id, &err);
-  if (p->dev == NULL)
-    return new_failed (p, g_strdup (err->message));
-
-  cudaipc_server_config_init (&config);
+  /* each frame is written and complete before it goes out, so consumers
+   * need no fence for it */
+  cudaipc_publisher_config_init (&config);
+  config.backend = p->opts.backend == CUDAIPC_BACKEND_TYPE_HOST ?
+      CUDAIPC_BACKEND_HOST : CUDAIPC_BACKEND_CUDA;
+  config.device_id = p->opts.device_id;
   config.socket_name = socket_path;
-  config.mode = p->opts.socket_mode;
-  config.n_slots = CLAMP (p->opts.ring_size, 2, CUDAIPC_MAX_SLOTS);
+  config.socket_mode = p->opts.socket_mode;
+  config.ring_size = CLAMP (p->opts.ring_size,
+      CUDAIPC_PUBLISHER_MIN_RING_SIZE, CUDAIPC_PUBLISHER_MAX_RING_SIZE);
   config.name = p->opts.name ? p->opts.name : "cudaipc-producer";
   config.ordering = CUDAIPC_ORDERING_HOST;
-  p->server = cudaipc_server_new (p->dev, &config, NULL, NULL, &err);
-  if (p->server == NULL)
+  config.copier = FALSE;
+  config.wait_when_full = p->opts.wait_when_full;
+  config.full_timeout_ms = p->opts.full_timeout_ms;
+  p->publisher = cudaipc_publisher_new (&config, NULL, NULL, NULL, &err);
+  if (p->publisher == NULL)
     return new_failed (p, g_strdup (err->message));
-  {
-    gchar *s = gst_caps_to_string (caps = gst_video_info_to_caps (&p->info));
-    gboolean ok = cudaipc_server_set_caps (p->server, s, p->info.size, &err);
-
-    g_free (s);
-    gst_caps_unref (caps);
-    if (!ok)
-      return new_failed (p, g_strdup (err->message));
-  }
+  caps = gst_video_info_to_caps (&p->info);
+  ok = cudaipc_publisher_set_caps (p->publisher, caps, &p->info, &err);
+  gst_caps_unref (caps);
+  if (!ok)
+    return new_failed (p, g_strdup (err->message));
+  p->frame = gst_buffer_new ();
   p->opts.name = NULL;
   return p;
 }
@@ -141,63 +140,13 @@ fail (cudaipc_producer * p, cudaipc_status st, gchar * text)
   return st;
 }
 
-/* @size bytes at @data into the slot at @dst, complete on return. */
-static gboolean
-copy_in (cudaipc_producer * p, guintptr dst, uintptr_t data, gsize size,
-    gboolean on_device, GError ** error)
-{
-  const CudaIpcCudaFuncs *cu;
-  gboolean ok;
-
-  if (cudaipc_device_get_backend (p->dev) == CUDAIPC_BACKEND_HOST) {
-    if (on_device) {
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-          "device memory given to a producer of the host backend");
-      return FALSE;
-    }
-    memcpy ((void *) dst, (const void *) data, size);
-    return TRUE;
-  }
-  if (!on_device)
-    return cudaipc_device_write (p->dev, dst, (const void *) data, size,
-        error);
-  if (!cudaipc_device_push (p->dev, error))
-    return FALSE;
-  cu = cudaipc_cuda ();
-  ok = cudaipc_cuda_check (cu->MemcpyDtoD ((CUdeviceptr) dst, (CUdeviceptr)
-          data, size), "cuMemcpyDtoD", error) &&
-      cudaipc_cuda_check (cu->StreamSynchronize (NULL),
-      "cuStreamSynchronize", error);
-  cudaipc_device_pop (p->dev);
-  return ok;
-}
-
-/* @metas (or NULL) encoded for the FRAME @f, into the producer's blob;
- * FALSE when not all of them fit. */
-static gboolean
-encode_metas (cudaipc_producer * p, GstBuffer * metas, CudaIpcFrameMsg * f)
-{
-  CudaIpcMetaCounts counts = { 0, };
-
-  g_byte_array_set_size (p->meta_blob, 0);
-  if (metas)
-    cudaipc_metas_encode (metas, NULL, p->meta_blob, &counts);
-  f->meta = p->meta_blob->len ? p->meta_blob->data : NULL;
-  f->meta_len = p->meta_blob->len;
-  return counts.dropped == 0;
-}
-
 static cudaipc_status
 publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
     uint64_t pts, uint32_t timeout_ms, GstBuffer * metas)
 {
   g_autoptr (GError) err = NULL;
-  CudaIpcFrameMsg f = { 0 };
-  CudaIpcBlock *block = NULL;
-  CudaIpcServerStatus st;
-  guint slot = 0;
-  gint64 deadline;
-  guint wait = timeout_ms ? timeout_ms : p->opts.full_timeout_ms;
+  CudaIpcPublisherFrame frame = { 0 };
+  CudaIpcPublished out;
 
   if (p == NULL || data == 0)
     return CUDAIPC_STATUS_INVALID;
@@ -206,42 +155,36 @@ publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
             G_GUINT64_FORMAT " bytes, where the caps' frames have %"
             G_GSIZE_FORMAT, size, p->info.size));
 
-  if (!encode_metas (p, metas, &f))
-    return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("the frame's "
-            "regions and objects do not fit in its metadata (at most %d "
-            "bytes, %d metas)", CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS));
-  deadline = !p->opts.wait_when_full ? 0 : wait ?
-      g_get_monotonic_time () + (gint64) wait * 1000 : -1;
-  st = cudaipc_server_acquire (p->server, size, deadline, &slot, &block, &err);
-  if (st == CUDAIPC_SERVER_TIMEOUT)
-    return fail (p, CUDAIPC_STATUS_TIMEOUT, g_strdup ("every slot is held by "
-            "a consumer: the frame was dropped"));
-  if (st != CUDAIPC_SERVER_OK)
-    return fail (p, CUDAIPC_STATUS_FAILED, g_strdup (err ? err->message :
-            "the producer is stopping"));
-  if (!copy_in (p, cudaipc_block_get_ptr (block), data, size, on_device,
-          &err)) {
-    cudaipc_server_abort (p->server, slot);
-    return fail (p, CUDAIPC_STATUS_FAILED, g_strdup_printf ("Cannot copy the "
-            "frame into the shared ring: %s", err->message));
+  /* the frame as a GstBuffer says it: the caps' layout, no flags */
+  frame.buffer = metas ? metas : p->frame;
+  GST_BUFFER_PTS (frame.buffer) = pts;
+  GST_BUFFER_DTS (frame.buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_DURATION (frame.buffer) = p->duration;
+  GST_BUFFER_OFFSET (frame.buffer) = p->count;
+  GST_BUFFER_OFFSET_END (frame.buffer) = p->count + 1;
+  frame.data = data;
+  frame.size = size;
+  frame.on_device = on_device;
+  frame.full_timeout_ms = timeout_ms;
+  frame.all_metas = TRUE;
+  switch (cudaipc_publisher_publish (p->publisher, &frame, &out, &err)) {
+    case CUDAIPC_PUBLISH_OK:
+      p->count++;
+      return fail (p, CUDAIPC_STATUS_OK, g_strdup (""));
+    case CUDAIPC_PUBLISH_INVALID:
+      return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("the frame's "
+              "regions and objects do not fit in its metadata (at most %d "
+              "bytes, %d metas)", CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS));
+    case CUDAIPC_PUBLISH_DROPPED:
+      return fail (p, CUDAIPC_STATUS_TIMEOUT, g_strdup ("every slot is held "
+              "by a consumer: the frame was dropped"));
+    case CUDAIPC_PUBLISH_WRITE_FAILED:
+      return fail (p, CUDAIPC_STATUS_FAILED, g_strdup_printf ("Cannot copy "
+              "the frame into the shared ring: %s", err->message));
+    default:
+      return fail (p, CUDAIPC_STATUS_FAILED, g_strdup (err ? err->message :
+              "the producer is stopping"));
   }
-
-  f.size = size;
-  f.pts = pts;
-  f.dts = GST_CLOCK_TIME_NONE;
-  f.duration = p->duration;
-  f.offset = p->count;
-  f.offset_end = p->count + 1;
-  /* captured now, as far as this producer knows */
-  f.clock_time = g_get_monotonic_time () * 1000;
-  f.n_planes = GST_VIDEO_INFO_N_PLANES (&p->info);
-  for (guint i = 0; i < f.n_planes; i++) {
-    f.planes[i].offset = GST_VIDEO_INFO_PLANE_OFFSET (&p->info, i);
-    f.planes[i].stride = GST_VIDEO_INFO_PLANE_STRIDE (&p->info, i);
-  }
-  cudaipc_server_publish (p->server, slot, &f);
-  p->count++;
-  return fail (p, CUDAIPC_STATUS_OK, g_strdup (""));
 }
 
 cudaipc_status
@@ -282,23 +225,23 @@ cudaipc_producer_publish_annotated (cudaipc_producer * p, uintptr_t data,
 uint32_t
 cudaipc_producer_n_consumers (cudaipc_producer * p)
 {
-  return p ? cudaipc_server_get_n_clients (p->server) : 0;
+  return p ? cudaipc_publisher_get_n_clients (p->publisher) : 0;
 }
 
 void
 cudaipc_producer_counts (cudaipc_producer * p, uint64_t * published,
     uint64_t * dropped)
 {
-  CudaIpcServerStats st;
+  CudaIpcPublisherStats st;
 
   if (p == NULL)
     return;
-  cudaipc_server_get_stats (p->server, &st);
+  cudaipc_publisher_get_stats (p->publisher, &st);
   if (published)
-    *published = st.frames_published;
+    *published = st.server.frames_published;
   if (dropped)
-    *dropped = st.frames_dropped;
-  cudaipc_server_stats_clear (&st);
+    *dropped = st.server.frames_dropped;
+  cudaipc_publisher_stats_clear (&st);
 }
 
 cudaipc_status
@@ -310,7 +253,8 @@ cudaipc_producer_end (cudaipc_producer * p)
 
   if (p == NULL)
     return CUDAIPC_STATUS_INVALID;
-  ok = cudaipc_server_send_event (p->server, eos, GST_CLOCK_TIME_NONE, &err);
+  ok = cudaipc_publisher_send_event (p->publisher, eos, GST_CLOCK_TIME_NONE,
+      &err);
   gst_event_unref (eos);
   if (!ok)
     return fail (p, CUDAIPC_STATUS_FAILED, g_strdup (err->message));
@@ -328,12 +272,8 @@ cudaipc_producer_free (cudaipc_producer * p)
 {
   if (p == NULL)
     return;
-  if (p->server) {
-    cudaipc_server_stop (p->server);
-    cudaipc_server_free (p->server);
-  }
-  g_clear_pointer (&p->dev, cudaipc_device_unref);
-  g_byte_array_unref (p->meta_blob);
+  cudaipc_publisher_free (p->publisher);
+  gst_clear_buffer (&p->frame);
   g_free (p->error);
   g_free (p);
 }
