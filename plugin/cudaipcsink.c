@@ -111,6 +111,13 @@ enum
 
 static GParamSpec *properties[N_PROPERTIES];
 
+/* the flags of a property one sets before start(), and of one that also
+ * applies while the sink runs */
+#define PARAM_READY \
+    (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY)
+#define PARAM_PLAYING \
+    (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)
+
 struct _GstCuIpcSink
 {
   GstBaseSink parent;
@@ -235,8 +242,8 @@ static const CudaIpcPublisherCallbacks publisher_callbacks = {
   on_flushing,
 };
 
-/* The counters, with the object lock held: the publisher's totals, and
- * one "cudaipcsink-client" structure per consumer added to @clients. */
+/* The counters, with the object lock held (publisher.h): @clients NULL
+ * for the stats property, else one structure per consumer added there. */
 static GstStructure *
 get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
 {
@@ -250,27 +257,6 @@ get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
   st = cudaipc_publisher_stats_to_structure (&stats,
       "application/x-cudaipcsink-stats", clients);
   cudaipc_publisher_stats_clear (&stats);
-  return st;
-}
-
-/* The stats property: the totals with "client-stats", an array of the
- * consumers' structures. */
-static GstStructure *
-get_stats_property_locked (GstCuIpcSink * self)
-{
-  g_autoptr (GPtrArray) clients = g_ptr_array_new ();
-  GstStructure *st = get_stats_locked (self, clients);
-  GValue array = G_VALUE_INIT;
-
-  g_value_init (&array, GST_TYPE_ARRAY);
-  for (guint i = 0; i < clients->len; i++) {
-    GValue v = G_VALUE_INIT;
-
-    g_value_init (&v, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&v, g_ptr_array_index (clients, i));
-    gst_value_array_append_and_take_value (&array, &v);
-  }
-  gst_structure_take_value (st, "client-stats", &array);
   return st;
 }
 
@@ -444,7 +430,7 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
           cudaipc_publisher_get_n_clients (self->publisher) : 0);
       break;
     case PROP_STATS:
-      g_value_take_boxed (value, get_stats_property_locked (self));
+      g_value_take_boxed (value, get_stats_locked (self, NULL));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -653,32 +639,6 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   return TRUE;
 }
 
-/* The cuda backend's in-place pool, for caps of CUDA memory, where
- * libgstcuda can wrap device memory: a GstCudaBufferPool of the
- * GstCudaContext upstream writes with (nvcodec's elements take no other). */
-static GstBufferPool *
-offer_cuda_pool (GstCuIpcSink * self, CudaIpcServer * server,
-    gint device_id, GstQuery * query)
-{
-  GstCaps *caps = NULL;
-  GstCapsFeatures *features;
-
-  gst_query_parse_allocation (query, &caps, NULL);
-  features = caps ? gst_caps_get_features (caps, 0) : NULL;
-  if (features == NULL || !gst_caps_features_contains (features,
-          "memory:CUDAMemory") || !cudaipc_gstcuda_can_wrap ())
-    return NULL;
-  /* the pipeline's context of our device: upstream's, asked of it */
-  if (!cudaipc_gstcuda_ensure_context (GST_ELEMENT (self), device_id,
-          &self->cuda_ctx) ||
-      cudaipc_gstcuda_context_device (self->cuda_ctx) != device_id) {
-    GST_DEBUG_OBJECT (self, "no GstCudaContext of device %d: every frame "
-        "is copied", device_id);
-    return NULL;
-  }
-  return cudaipc_slot_pool_offer_cuda (server, self->cuda_ctx, query);
-}
-
 static gboolean
 gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 {
@@ -702,10 +662,8 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
   GST_OBJECT_UNLOCK (self);
   if (server == NULL)
     return TRUE;
-  if (backend == CUDAIPC_BACKEND_HOST)
-    pool = cudaipc_slot_pool_offer (server, query);
-  else
-    pool = offer_cuda_pool (self, server, device_id, query);
+  pool = cudaipc_slot_pool_propose (GST_ELEMENT (self), server, backend,
+      device_id, &self->cuda_ctx, query);
   cudaipc_server_unref (server);
   if (pool == NULL)
     return TRUE;
@@ -873,28 +831,29 @@ gst_cu_ipc_sink_event (GstBaseSink * bsink, GstEvent * event)
   return GST_BASE_SINK_CLASS (parent_class)->event (bsink, event);
 }
 
+/* Every wait of render() ends, or may go on again */
 static gboolean
-gst_cu_ipc_sink_unlock (GstBaseSink * bsink)
+set_flushing (GstBaseSink * bsink, gboolean flushing)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
 
   GST_OBJECT_LOCK (self);
   if (self->publisher)
-    cudaipc_publisher_set_flushing (self->publisher, TRUE);
+    cudaipc_publisher_set_flushing (self->publisher, flushing);
   GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
 static gboolean
+gst_cu_ipc_sink_unlock (GstBaseSink * bsink)
+{
+  return set_flushing (bsink, TRUE);
+}
+
+static gboolean
 gst_cu_ipc_sink_unlock_stop (GstBaseSink * bsink)
 {
-  GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
-
-  GST_OBJECT_LOCK (self);
-  if (self->publisher)
-    cudaipc_publisher_set_flushing (self->publisher, FALSE);
-  GST_OBJECT_UNLOCK (self);
-  return TRUE;
+  return set_flushing (bsink, FALSE);
 }
 
 static void
@@ -917,8 +876,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_SOCKET_PATH] = g_param_spec_string ("socket-path",
       "Socket path", "Unix socket to listen on; \"@name\" for an abstract "
-      "socket (required)", DEFAULT_SOCKET_PATH,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      "socket (required)", DEFAULT_SOCKET_PATH, PARAM_READY);
 
   /**
    * GstCuIpcSink:socket-mode:
@@ -929,8 +887,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_SOCKET_MODE] = g_param_spec_uint ("socket-mode",
       "Socket mode", "Permission bits of the socket file (0660 = 432: owner "
       "and group may connect); ignored for abstract sockets", 0, 0777,
-      DEFAULT_SOCKET_MODE,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      DEFAULT_SOCKET_MODE, PARAM_READY);
 
   /**
    * GstCuIpcSink:backend:
@@ -941,8 +898,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_BACKEND] = g_param_spec_enum ("backend", "Backend",
       "Memory the ring lives in: GPU (cuda) or shared host memory (host)",
-      GST_TYPE_CU_IPC_BACKEND, DEFAULT_BACKEND,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      GST_TYPE_CU_IPC_BACKEND, DEFAULT_BACKEND, PARAM_READY);
 
   /**
    * GstCuIpcSink:device-id:
@@ -951,8 +907,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_DEVICE_ID] = g_param_spec_int ("device-id", "Device ID",
       "CUDA device ordinal the ring is allocated on (cuda backend)", 0,
-      G_MAXINT, DEFAULT_DEVICE_ID,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      G_MAXINT, DEFAULT_DEVICE_ID, PARAM_READY);
 
   /**
    * GstCuIpcSink:ring-size:
@@ -962,8 +917,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_RING_SIZE] = g_param_spec_uint ("ring-size", "Ring size",
       "Number of frame slots shared with the consumers", MIN_RING_SIZE,
-      MAX_RING_SIZE, DEFAULT_RING_SIZE,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      MAX_RING_SIZE, DEFAULT_RING_SIZE, PARAM_READY);
 
   /**
    * GstCuIpcSink:on-full:
@@ -975,8 +929,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_ON_FULL] = g_param_spec_enum ("on-full", "On full",
       "What to do when every slot is held by a consumer",
-      GST_TYPE_CU_IPC_SINK_ON_FULL, DEFAULT_ON_FULL,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+      GST_TYPE_CU_IPC_SINK_ON_FULL, DEFAULT_ON_FULL, PARAM_PLAYING);
 
   /**
    * GstCuIpcSink:ordering:
@@ -999,8 +952,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_ORDERING] = g_param_spec_enum ("ordering", "Ordering",
       "How consumers know that a frame's copy has landed",
-      GST_TYPE_CU_IPC_SINK_ORDERING, DEFAULT_ORDERING,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      GST_TYPE_CU_IPC_SINK_ORDERING, DEFAULT_ORDERING, PARAM_READY);
 
   /**
    * GstCuIpcSink:full-timeout:
@@ -1011,8 +963,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_FULL_TIMEOUT] = g_param_spec_uint ("full-timeout",
       "Full timeout", "With on-full=wait, milliseconds to wait for a free "
       "slot before dropping the frame (0 = forever)", 0, G_MAXUINT,
-      DEFAULT_FULL_TIMEOUT,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+      DEFAULT_FULL_TIMEOUT, PARAM_PLAYING);
 
   /**
    * GstCuIpcSink:wait-for-connection:
@@ -1024,8 +975,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_WAIT_FOR_CONNECTION] =
       g_param_spec_boolean ("wait-for-connection", "Wait for connection",
       "Block rendering until at least one consumer is connected",
-      DEFAULT_WAIT_FOR_CONNECTION,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+      DEFAULT_WAIT_FOR_CONNECTION, PARAM_PLAYING);
 
   /**
    * GstCuIpcSink:consumer-timeout:
@@ -1041,8 +991,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       "Consumer timeout", "Disconnect consumers that hold older frames for "
       "this many ms while the producer waits for a slot (0 = never)",
       0, G_MAXUINT,
-      DEFAULT_CONSUMER_TIMEOUT,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+      DEFAULT_CONSUMER_TIMEOUT, PARAM_PLAYING);
 
   /**
    * GstCuIpcSink:allowed-users:
@@ -1057,8 +1006,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_ALLOWED_USERS] = g_param_spec_string ("allowed-users",
       "Allowed users", "Users whose consumers may connect besides the "
       "producer's own user and root: names or ids, comma separated",
-      DEFAULT_ALLOWED_USERS,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      DEFAULT_ALLOWED_USERS, PARAM_READY);
 
   /**
    * GstCuIpcSink:allowed-groups:
@@ -1070,8 +1018,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_ALLOWED_GROUPS] = g_param_spec_string ("allowed-groups",
       "Allowed groups", "Primary groups whose consumers may connect, besides "
       "the producer's own group: names or ids, comma separated",
-      DEFAULT_ALLOWED_GROUPS,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      DEFAULT_ALLOWED_GROUPS, PARAM_READY);
 
   /**
    * GstCuIpcSink:metas:
@@ -1089,8 +1036,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    */
   properties[PROP_METAS] = g_param_spec_string ("metas", "Metas",
       "Which metas travel with the frames: all, none, or meta API names "
-      "separated by commas", DEFAULT_METAS,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      "separated by commas", DEFAULT_METAS, PARAM_READY);
 
   /**
    * GstCuIpcSink:stats-interval:
@@ -1103,8 +1049,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
       "Stats interval", "Post a \"cudaipcsink-stats\" element message with "
       "the stats every this many ms (0 = never)", 0, G_MAXUINT,
-      DEFAULT_STATS_INTERVAL,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+      DEFAULT_STATS_INTERVAL, PARAM_READY);
 
   /**
    * GstCuIpcSink:in-place:
@@ -1124,8 +1069,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   properties[PROP_IN_PLACE] = g_param_spec_boolean ("in-place", "In place",
       "Offer upstream ring slots to write frames into (host backend; cuda "
       "backend with GStreamer >= 1.24)",
-      DEFAULT_IN_PLACE,
-      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+      DEFAULT_IN_PLACE, PARAM_PLAYING);
 
   /**
    * GstCuIpcSink:num-clients:

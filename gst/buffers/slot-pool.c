@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The host backend's pool of ring slots for upstream, and what cuipcsink
- * calls on a pool of either kind (slot-pool.h); the lending itself is
- * slot-lender.c's.
+ * The host backend's pool of ring slots for upstream, which pool a sink
+ * proposes, and what it calls on a pool of either kind (slot-pool.h); the
+ * lending itself is slot-lender.c's, the cuda pool slot-pool-cuda.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -10,6 +10,7 @@
 
 #include "buffers/slot-pool.h"
 #include "buffers/slot-lender.h"
+#include "buffers/gstcuda.h"
 #include "ring/block.h"
 #include "common/debug.h"
 
@@ -84,6 +85,36 @@ GstBufferPool *
 cudaipc_slot_pool_offer (CudaIpcServer * server, GstQuery * query)
 {
   return cudaipc_slot_lender_offer (cudaipc_slot_pool_new (server), query);
+}
+
+GstBufferPool *
+cudaipc_slot_pool_propose (GstElement * element, CudaIpcServer * server,
+    CudaIpcBackend backend, gint device_id, GObject ** cuda_ctx,
+    GstQuery * query)
+{
+  GstCaps *caps = NULL;
+  GstCapsFeatures *features;
+
+  g_return_val_if_fail (GST_IS_ELEMENT (element), NULL);
+  g_return_val_if_fail (server != NULL, NULL);
+  g_return_val_if_fail (cuda_ctx != NULL, NULL);
+
+  if (backend == CUDAIPC_BACKEND_HOST)
+    return cudaipc_slot_pool_offer (server, query);
+
+  gst_query_parse_allocation (query, &caps, NULL);
+  features = caps ? gst_caps_get_features (caps, 0) : NULL;
+  if (features == NULL || !gst_caps_features_contains (features,
+          "memory:CUDAMemory") || !cudaipc_gstcuda_can_wrap ())
+    return NULL;
+  /* the pipeline's context of our device: upstream's, asked of it */
+  if (!cudaipc_gstcuda_ensure_context (element, device_id, cuda_ctx) ||
+      cudaipc_gstcuda_context_device (*cuda_ctx) != device_id) {
+    GST_DEBUG_OBJECT (element, "no GstCudaContext of device %d: every "
+        "frame is copied", device_id);
+    return NULL;
+  }
+  return cudaipc_slot_pool_offer_cuda (server, *cuda_ctx, query);
 }
 
 gboolean

@@ -52,6 +52,18 @@ gboolean cudaipc_slot_pool_is_ours (GstBufferPool * pool);
 GstBufferPool *cudaipc_slot_pool_offer (CudaIpcServer * server,
     GstQuery * query);
 
+/* The in-place pool a sink @element of @server's slots, on @backend's
+ * device @device_id, proposes for the allocation @query, added to it: the
+ * host backend's (cudaipc_slot_pool_offer()); or, for caps of CUDA memory
+ * where libgstcuda can wrap device memory, the cuda backend's in the
+ * GstCudaContext upstream writes with (nvcodec's elements take no other),
+ * which @cuda_ctx holds, or else is asked of the pipeline into. A
+ * reference, or NULL where none fits: every frame is then copied. The
+ * element's thread of the query. */
+GstBufferPool *cudaipc_slot_pool_propose (GstElement * element,
+    CudaIpcServer * server, CudaIpcBackend backend, gint device_id,
+    GObject ** cuda_ctx, GstQuery * query);
+
 /* @wait: on-full=wait, until @timeout_ms (0: as long as it takes); else
  * no wait. */
 void cudaipc_slot_pool_set_wait (GstBufferPool * pool, gboolean wait,

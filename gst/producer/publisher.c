@@ -607,20 +607,33 @@ cudaipc_publisher_stats_to_structure (const CudaIpcPublisherStats * stats,
 {
   const CudaIpcServerStats *ss = &stats->server;
   const CudaIpcCopierCounts *cc = &stats->copies;
+  GValue array = G_VALUE_INIT;
+  GstStructure *st;
 
+  if (clients == NULL)
+    g_value_init (&array, GST_TYPE_ARRAY);
   for (guint i = 0; ss->clients && i < ss->clients->len; i++) {
     const CudaIpcServerClientStats *c =
         &g_array_index (ss->clients, CudaIpcServerClientStats, i);
+    GstStructure *cs = gst_structure_new ("cudaipcsink-client",
+        "name", G_TYPE_STRING, c->name, "pid", G_TYPE_INT, c->pid,
+        "frames-sent", G_TYPE_UINT64, c->frames_sent,
+        "frames-released", G_TYPE_UINT64, c->frames_released,
+        "held", G_TYPE_UINT, c->held,
+        "events", G_TYPE_BOOLEAN, c->events,
+        "fence", G_TYPE_BOOLEAN, c->fence, NULL);
 
-    g_ptr_array_add (clients, gst_structure_new ("cudaipcsink-client",
-            "name", G_TYPE_STRING, c->name, "pid", G_TYPE_INT, c->pid,
-            "frames-sent", G_TYPE_UINT64, c->frames_sent,
-            "frames-released", G_TYPE_UINT64, c->frames_released,
-            "held", G_TYPE_UINT, c->held,
-            "events", G_TYPE_BOOLEAN, c->events,
-            "fence", G_TYPE_BOOLEAN, c->fence, NULL));
+    if (clients) {
+      g_ptr_array_add (clients, cs);
+    } else {
+      GValue v = G_VALUE_INIT;
+
+      g_value_init (&v, GST_TYPE_STRUCTURE);
+      g_value_take_boxed (&v, cs);
+      gst_value_array_append_and_take_value (&array, &v);
+    }
   }
-  return gst_structure_new (name,
+  st = gst_structure_new (name,
       "frames-published", G_TYPE_UINT64, ss->frames_published,
       "frames-dropped", G_TYPE_UINT64, ss->frames_dropped,
       "clients", G_TYPE_UINT, ss->n_clients,
@@ -634,4 +647,7 @@ cudaipc_publisher_stats_to_structure (const CudaIpcPublisherStats * stats,
       "metas-sent", G_TYPE_UINT64, (guint64) stats->metas.carried,
       "metas-skipped", G_TYPE_UINT64, (guint64) stats->metas.skipped,
       "metas-dropped", G_TYPE_UINT64, (guint64) stats->metas.dropped, NULL);
+  if (clients == NULL)
+    gst_structure_take_value (st, "client-stats", &array);
+  return st;
 }

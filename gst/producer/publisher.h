@@ -246,7 +246,8 @@ void cudaipc_publisher_get_stats (CudaIpcPublisher * pub,
 void cudaipc_publisher_stats_clear (CudaIpcPublisherStats * stats);
 /* @stats as the structure of cuipcsink's stats property, named @name
  * (its fields are documented there), with one "cudaipcsink-client"
- * structure per client added to @clients. */
+ * structure per client: added to @clients, or, with @clients NULL, in
+ * its "client-stats" array. */
 GstStructure *cudaipc_publisher_stats_to_structure (const
     CudaIpcPublisherStats * stats, const gchar * name, GPtrArray * clients);
 
