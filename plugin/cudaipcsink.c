@@ -149,7 +149,6 @@ struct _GstCuIpcSink
   CudaIpcPublisherStats last_stats;     /* the stopped publisher's */
 
   /* streaming thread, from start() to stop() */
-  CudaIpcDevice *dev;
   GstFlowReturn flushed;        /* what waiting for preroll gave */
   gboolean warned_metas;        /* that some were left out */
 
@@ -526,6 +525,9 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   config.ring_size = self->ring_size;
   config.consumer_timeout_ms = self->consumer_timeout;
   config.ordering = self->ordering;
+  config.wait_when_full = self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT;
+  config.full_timeout_ms = self->full_timeout;
+  config.wait_for_connection = self->wait_for_connection;
   config.name = name = g_strdup (GST_OBJECT_NAME (self));
   config.allowed_users = users = g_strdup (self->allowed_users);
   config.allowed_groups = groups = g_strdup (self->allowed_groups);
@@ -557,15 +559,20 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
     return FALSE;
   }
 
-  self->dev = cudaipc_device_ref (cudaipc_publisher_get_device (publisher));
   self->warned_metas = FALSE;
   GST_OBJECT_LOCK (self);
   self->publisher = publisher;
-  /* as they are now: they may have changed since they were read */
-  cudaipc_publisher_set_on_full (publisher,
-      self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
-  cudaipc_publisher_set_wait_for_connection (publisher,
-      self->wait_for_connection);
+  /* settings changed since they were read */
+  if (config.wait_when_full != (self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT)
+      || config.full_timeout_ms != self->full_timeout)
+    cudaipc_publisher_set_on_full (publisher,
+        self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
+  if (config.wait_for_connection != self->wait_for_connection)
+    cudaipc_publisher_set_wait_for_connection (publisher,
+        self->wait_for_connection);
+  if (config.consumer_timeout_ms != self->consumer_timeout)
+    cudaipc_publisher_set_consumer_timeout (publisher,
+        self->consumer_timeout);
   cudaipc_publisher_stats_clear (&self->last_stats);
   memset (&self->last_stats, 0, sizeof (self->last_stats));
   GST_OBJECT_UNLOCK (self);
@@ -606,11 +613,10 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
     cudaipc_publisher_stats_clear (&self->last_stats);
     self->last_stats = stats;
     GST_OBJECT_UNLOCK (self);
+    /* the device lets go of a context lent by upstream once it closes */
     cudaipc_publisher_free (publisher);
   }
 
-  /* the device lets go of a context lent by upstream once it closes */
-  g_clear_pointer (&self->dev, cudaipc_device_unref);
   /* asked for again by the next allocation query */
   g_clear_object (&self->cuda_ctx);
   return TRUE;
@@ -653,11 +659,13 @@ gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 
   /* upstream may write into the slots themselves */
   GST_OBJECT_LOCK (self);
-  if (self->in_place && self->publisher && self->dev) {
+  if (self->in_place && self->publisher) {
+    CudaIpcDevice *dev = cudaipc_publisher_get_device (self->publisher);
+
     server = cudaipc_server_ref (cudaipc_publisher_get_server
         (self->publisher));
-    backend = cudaipc_device_get_backend (self->dev);
-    device_id = cudaipc_device_get_ordinal (self->dev);
+    backend = cudaipc_device_get_backend (dev);
+    device_id = cudaipc_device_get_ordinal (dev);
   }
   GST_OBJECT_UNLOCK (self);
   if (server == NULL)
@@ -780,7 +788,8 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
               G_GSIZE_FORMAT " bytes: %s", ring_size,
               gst_buffer_get_size (buf), error->message),
           ("backend %s, generation %u",
-              cudaipc_backend_name (cudaipc_device_get_backend (self->dev)),
+              cudaipc_backend_name (cudaipc_device_get_backend
+                  (cudaipc_publisher_get_device (self->publisher))),
               cudaipc_publisher_get_generation (self->publisher) + 1));
       return GST_FLOW_ERROR;
     case CUDAIPC_PUBLISH_WRITE_FAILED:

@@ -4,20 +4,23 @@
  * on one device (CUDA VMM or memfd) and tells every connected cudaipcsrc
  * which slot holds which frame.
  *
- * The sockets, the clients, the ring and its I/O thread are a
- * CudaIpcServer (gst/producer/server.h), made in start() and freed in stop(); the
- * element adds the properties, the copy of each buffer into the slot the
- * server hands out, timestamps and plane layout, and turns the server's
- * notices into bus messages and warnings.
+ * A front door over the producer's core, a CudaIpcPublisher
+ * (gst/producer/publisher.h) made in start() and freed in stop(), which
+ * owns the device, the server (sockets, clients, ring, I/O thread) and
+ * the copier, and sends each frame out. The element adds the properties,
+ * caps, the allocation query and its in-place pool, contexts, and says
+ * in GStreamer's words how each frame and notice went (flow returns, bus
+ * messages, errors and warnings).
  *
  * Threads: the streaming thread (set_caps, render, event) drives the
- * server; unlock()/unlock_stop() set its flushing state from another
- * thread; the server's callbacks post from its I/O thread. The object lock
- * guards the properties and the server pointer; no lock of the element is
- * held while the server is stopped, so its last callbacks can post.
+ * publisher; unlock()/unlock_stop() set its flushing state and
+ * set_property() its settings from other threads; the server's callbacks
+ * post from its I/O thread. The object lock guards the properties and the
+ * publisher pointer; no lock of the element is held while the publisher
+ * stops, so the server's last callbacks can post.
  *
- * Ownership: the element owns the device and the server (which owns the
- * socket, the clients and the ring).
+ * Ownership: the element owns the publisher (which owns the device, the
+ * socket, the clients and the ring), and a reference on the device.
  */
 #pragma once
 
