@@ -122,21 +122,10 @@ struct _GstCuIpcSink
 {
   GstBaseSink parent;
 
-  /* the properties' values: object lock */
-  gchar *socket_path;
-  guint socket_mode;
-  CudaIpcBackend backend;
-  gint device_id;
-  guint ring_size;
-  GstCuIpcSinkOnFull on_full;
-  CudaIpcOrdering ordering;
-  guint full_timeout;
-  gboolean wait_for_connection;
-  guint consumer_timeout;
-  gchar *allowed_users;
-  gchar *allowed_groups;
+  /* the properties' values, strings owned (cudaipc_publisher_config_copy),
+   * as start() gives them to the publisher: object lock */
+  CudaIpcPublisherConfig config;
   guint stats_interval;
-  gchar *metas;
   gboolean in_place;
 
   /* object lock; set in start(), cleared in stop() */
@@ -290,8 +279,15 @@ post_stats (gpointer user_data)
 static void
 set_pool_wait_locked (GstCuIpcSink * self)
 {
-  cudaipc_slot_pool_set_wait (self->pool,
-      self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
+  cudaipc_slot_pool_set_wait (self->pool, self->config.wait_when_full,
+      self->config.full_timeout_ms);
+}
+
+static void
+set_string (const gchar ** field, const GValue * value)
+{
+  g_free ((gchar *) * field);
+  *field = g_value_dup_string (value);
 }
 
 static void
@@ -299,67 +295,65 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
+  CudaIpcPublisherConfig *c = &self->config;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_SOCKET_PATH:
-      g_free (self->socket_path);
-      self->socket_path = g_value_dup_string (value);
+      set_string (&c->socket_name, value);
       break;
     case PROP_SOCKET_MODE:
-      self->socket_mode = g_value_get_uint (value);
+      c->socket_mode = g_value_get_uint (value);
       break;
     case PROP_BACKEND:
-      self->backend = g_value_get_enum (value);
+      c->backend = g_value_get_enum (value);
       break;
     case PROP_DEVICE_ID:
-      self->device_id = g_value_get_int (value);
+      c->device_id = g_value_get_int (value);
       break;
     case PROP_RING_SIZE:
-      self->ring_size = g_value_get_uint (value);
+      c->ring_size = g_value_get_uint (value);
       break;
     case PROP_ORDERING:
-      self->ordering = g_value_get_enum (value);
+      c->ordering = g_value_get_enum (value);
       break;
     case PROP_ON_FULL:
     case PROP_FULL_TIMEOUT:
       if (prop_id == PROP_ON_FULL)
-        self->on_full = g_value_get_enum (value);
+        c->wait_when_full =
+            g_value_get_enum (value) == GST_CU_IPC_SINK_ON_FULL_WAIT;
       else
-        self->full_timeout = g_value_get_uint (value);
+        c->full_timeout_ms = g_value_get_uint (value);
       /* a render() waiting for a slot reads them again */
       if (self->publisher)
-        cudaipc_publisher_set_on_full (self->publisher,
-            self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
+        cudaipc_publisher_set_on_full (self->publisher, c->wait_when_full,
+            c->full_timeout_ms);
       if (self->pool)
         set_pool_wait_locked (self);
       break;
     case PROP_WAIT_FOR_CONNECTION:
-      self->wait_for_connection = g_value_get_boolean (value);
+      c->wait_for_connection = g_value_get_boolean (value);
       if (self->publisher)
         cudaipc_publisher_set_wait_for_connection (self->publisher,
-            self->wait_for_connection);
+            c->wait_for_connection);
       break;
     case PROP_CONSUMER_TIMEOUT:
-      self->consumer_timeout = g_value_get_uint (value);
+      c->consumer_timeout_ms = g_value_get_uint (value);
       if (self->publisher)
         cudaipc_publisher_set_consumer_timeout (self->publisher,
-            self->consumer_timeout);
+            c->consumer_timeout_ms);
       break;
     case PROP_ALLOWED_USERS:
-      g_free (self->allowed_users);
-      self->allowed_users = g_value_dup_string (value);
+      set_string (&c->allowed_users, value);
       break;
     case PROP_ALLOWED_GROUPS:
-      g_free (self->allowed_groups);
-      self->allowed_groups = g_value_dup_string (value);
+      set_string (&c->allowed_groups, value);
       break;
     case PROP_STATS_INTERVAL:
       self->stats_interval = g_value_get_uint (value);
       break;
     case PROP_METAS:
-      g_free (self->metas);
-      self->metas = g_value_dup_string (value);
+      set_string (&c->metas, value);
       break;
     case PROP_IN_PLACE:
       self->in_place = g_value_get_boolean (value);
@@ -376,50 +370,52 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
+  const CudaIpcPublisherConfig *c = &self->config;
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_SOCKET_PATH:
-      g_value_set_string (value, self->socket_path);
+      g_value_set_string (value, c->socket_name);
       break;
     case PROP_SOCKET_MODE:
-      g_value_set_uint (value, self->socket_mode);
+      g_value_set_uint (value, c->socket_mode);
       break;
     case PROP_BACKEND:
-      g_value_set_enum (value, self->backend);
+      g_value_set_enum (value, c->backend);
       break;
     case PROP_DEVICE_ID:
-      g_value_set_int (value, self->device_id);
+      g_value_set_int (value, c->device_id);
       break;
     case PROP_RING_SIZE:
-      g_value_set_uint (value, self->ring_size);
+      g_value_set_uint (value, c->ring_size);
       break;
     case PROP_ORDERING:
-      g_value_set_enum (value, self->ordering);
+      g_value_set_enum (value, c->ordering);
       break;
     case PROP_ON_FULL:
-      g_value_set_enum (value, self->on_full);
+      g_value_set_enum (value, c->wait_when_full ?
+          GST_CU_IPC_SINK_ON_FULL_WAIT : GST_CU_IPC_SINK_ON_FULL_DROP);
       break;
     case PROP_FULL_TIMEOUT:
-      g_value_set_uint (value, self->full_timeout);
+      g_value_set_uint (value, c->full_timeout_ms);
       break;
     case PROP_WAIT_FOR_CONNECTION:
-      g_value_set_boolean (value, self->wait_for_connection);
+      g_value_set_boolean (value, c->wait_for_connection);
       break;
     case PROP_CONSUMER_TIMEOUT:
-      g_value_set_uint (value, self->consumer_timeout);
+      g_value_set_uint (value, c->consumer_timeout_ms);
       break;
     case PROP_ALLOWED_USERS:
-      g_value_set_string (value, self->allowed_users);
+      g_value_set_string (value, c->allowed_users);
       break;
     case PROP_ALLOWED_GROUPS:
-      g_value_set_string (value, self->allowed_groups);
+      g_value_set_string (value, c->allowed_groups);
       break;
     case PROP_STATS_INTERVAL:
       g_value_set_uint (value, self->stats_interval);
       break;
     case PROP_METAS:
-      g_value_set_string (value, self->metas);
+      g_value_set_string (value, c->metas);
       break;
     case PROP_IN_PLACE:
       g_value_set_boolean (value, self->in_place);
@@ -443,10 +439,7 @@ gst_cu_ipc_sink_finalize (GObject * object)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
 
-  g_free (self->socket_path);
-  g_free (self->allowed_users);
-  g_free (self->allowed_groups);
-  g_free (self->metas);
+  cudaipc_publisher_config_clear (&self->config);
   cudaipc_publisher_stats_clear (&self->last_stats);
   g_clear_object (&self->cuda_ctx);
 
@@ -509,33 +502,18 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
-  g_autofree gchar *path = NULL, *name = NULL;
-  g_autofree gchar *users = NULL, *groups = NULL, *metas = NULL;
-  CudaIpcPublisherConfig config;
+  g_auto (CudaIpcPublisherConfig) config = { 0, };
   CudaIpcPublisherFailed failed;
   CudaIpcPublisher *publisher;
   guint stats_interval;
 
-  cudaipc_publisher_config_init (&config);
   GST_OBJECT_LOCK (self);
-  config.socket_name = path = g_strdup (self->socket_path);
-  config.socket_mode = self->socket_mode;
-  config.backend = self->backend;
-  config.device_id = self->device_id;
-  config.ring_size = self->ring_size;
-  config.consumer_timeout_ms = self->consumer_timeout;
-  config.ordering = self->ordering;
-  config.wait_when_full = self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT;
-  config.full_timeout_ms = self->full_timeout;
-  config.wait_for_connection = self->wait_for_connection;
-  config.name = name = g_strdup (GST_OBJECT_NAME (self));
-  config.allowed_users = users = g_strdup (self->allowed_users);
-  config.allowed_groups = groups = g_strdup (self->allowed_groups);
-  config.metas = metas = g_strdup (self->metas);
-  config.debug_category = GST_CAT_DEFAULT;
-  config.debug_object = self;
+  cudaipc_publisher_config_copy (&config, &self->config);
+  config.name = g_strdup (GST_OBJECT_NAME (self));
   stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
+  config.debug_category = GST_CAT_DEFAULT;
+  config.debug_object = self;
 
   publisher = cudaipc_publisher_new (&config, &publisher_callbacks, self,
       &failed, &error);
@@ -563,16 +541,16 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   GST_OBJECT_LOCK (self);
   self->publisher = publisher;
   /* settings changed since they were read */
-  if (config.wait_when_full != (self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT)
-      || config.full_timeout_ms != self->full_timeout)
-    cudaipc_publisher_set_on_full (publisher,
-        self->on_full == GST_CU_IPC_SINK_ON_FULL_WAIT, self->full_timeout);
-  if (config.wait_for_connection != self->wait_for_connection)
+  if (config.wait_when_full != self->config.wait_when_full
+      || config.full_timeout_ms != self->config.full_timeout_ms)
+    cudaipc_publisher_set_on_full (publisher, self->config.wait_when_full,
+        self->config.full_timeout_ms);
+  if (config.wait_for_connection != self->config.wait_for_connection)
     cudaipc_publisher_set_wait_for_connection (publisher,
-        self->wait_for_connection);
-  if (config.consumer_timeout_ms != self->consumer_timeout)
+        self->config.wait_for_connection);
+  if (config.consumer_timeout_ms != self->config.consumer_timeout_ms)
     cudaipc_publisher_set_consumer_timeout (publisher,
-        self->consumer_timeout);
+        self->config.consumer_timeout_ms);
   cudaipc_publisher_stats_clear (&self->last_stats);
   memset (&self->last_stats, 0, sizeof (self->last_stats));
   GST_OBJECT_UNLOCK (self);
@@ -581,7 +559,7 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
     self->ticker = cudaipc_ticker_new ("cudaipcsink-stats", stats_interval,
         post_stats, self);
 
-  GST_INFO_OBJECT (self, "listening on %s", path);
+  GST_INFO_OBJECT (self, "listening on %s", config.socket_name);
   return TRUE;
 }
 
@@ -694,7 +672,7 @@ gst_cu_ipc_sink_set_context (GstElement * element, GstContext * context)
   gint device_id;
 
   GST_OBJECT_LOCK (self);
-  device_id = self->device_id;
+  device_id = self->config.device_id;
   GST_OBJECT_UNLOCK (self);
   /* libgstcuda is loaded for its own context only */
   if (g_strcmp0 (gst_context_get_context_type (context),
@@ -781,7 +759,7 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       return GST_FLOW_ERROR;
     case CUDAIPC_PUBLISH_NO_RING:
       GST_OBJECT_LOCK (self);
-      ring_size = self->ring_size;
+      ring_size = self->config.ring_size;
       GST_OBJECT_UNLOCK (self);
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
           ("Cannot allocate a ring of %u slots for frames of %"
@@ -1142,19 +1120,9 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
 static void
 gst_cu_ipc_sink_init (GstCuIpcSink * self)
 {
-  self->socket_path = g_strdup (DEFAULT_SOCKET_PATH);
-  self->socket_mode = DEFAULT_SOCKET_MODE;
-  self->backend = DEFAULT_BACKEND;
-  self->device_id = DEFAULT_DEVICE_ID;
-  self->ring_size = DEFAULT_RING_SIZE;
-  self->ordering = DEFAULT_ORDERING;
-  self->on_full = DEFAULT_ON_FULL;
-  self->full_timeout = DEFAULT_FULL_TIMEOUT;
-  self->consumer_timeout = DEFAULT_CONSUMER_TIMEOUT;
-  self->wait_for_connection = DEFAULT_WAIT_FOR_CONNECTION;
-  self->allowed_users = g_strdup (DEFAULT_ALLOWED_USERS);
-  self->allowed_groups = g_strdup (DEFAULT_ALLOWED_GROUPS);
+  /* the publisher's defaults are the properties' (publisher.h) */
+  cudaipc_publisher_config_init (&self->config);
+  self->config.metas = g_strdup (DEFAULT_METAS);
   self->stats_interval = DEFAULT_STATS_INTERVAL;
-  self->metas = g_strdup (DEFAULT_METAS);
   self->in_place = DEFAULT_IN_PLACE;
 }

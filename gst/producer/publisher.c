@@ -36,6 +36,32 @@ cudaipc_publisher_config_init (CudaIpcPublisherConfig * config)
   config->consumer_timeout_ms = CUDAIPC_PUBLISHER_DEFAULT_CONSUMER_TIMEOUT_MS;
 }
 
+void
+cudaipc_publisher_config_copy (CudaIpcPublisherConfig * dest,
+    const CudaIpcPublisherConfig * src)
+{
+  g_return_if_fail (dest != NULL && src != NULL);
+
+  *dest = *src;
+  dest->socket_name = g_strdup (src->socket_name);
+  dest->name = g_strdup (src->name);
+  dest->allowed_users = g_strdup (src->allowed_users);
+  dest->allowed_groups = g_strdup (src->allowed_groups);
+  dest->metas = g_strdup (src->metas);
+}
+
+void
+cudaipc_publisher_config_clear (CudaIpcPublisherConfig * config)
+{
+  g_return_if_fail (config != NULL);
+
+  g_clear_pointer ((gchar **) & config->socket_name, g_free);
+  g_clear_pointer ((gchar **) & config->name, g_free);
+  g_clear_pointer ((gchar **) & config->allowed_users, g_free);
+  g_clear_pointer ((gchar **) & config->allowed_groups, g_free);
+  g_clear_pointer ((gchar **) & config->metas, g_free);
+}
+
 /* The server for @config on the publisher's device. */
 static CudaIpcServer *
 new_server (CudaIpcPublisher * pub, const CudaIpcPublisherConfig * config,

@@ -106,6 +106,11 @@ typedef struct
 } CudaIpcPublisherConfig;
 
 void cudaipc_publisher_config_init (CudaIpcPublisherConfig * config);
+/* For a config that owns its strings (an element's properties): @dest
+ * as @src with copies of its strings, and those freed (set NULL). */
+void cudaipc_publisher_config_copy (CudaIpcPublisherConfig * dest,
+    const CudaIpcPublisherConfig * src);
+void cudaipc_publisher_config_clear (CudaIpcPublisherConfig * config);
 
 typedef struct
 {
@@ -252,5 +257,7 @@ GstStructure *cudaipc_publisher_stats_to_structure (const
     CudaIpcPublisherStats * stats, const gchar * name, GPtrArray * clients);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcPublisher, cudaipc_publisher_free);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcPublisherConfig,
+    cudaipc_publisher_config_clear);
 
 G_END_DECLS
