@@ -449,52 +449,30 @@ gst_cu_ipc_sink_finalize (GObject * object)
 /* GstBaseSink */
 
 /* Posts the error of a publisher that could not be made (the part of
- * it that @failed, @config what it was asked for). */
+ * it that @failed, @config what it was asked for): the words are the
+ * publisher's, the domain and code ours. */
 static void
 post_start_error (GstCuIpcSink * self, CudaIpcPublisherFailed failed,
     const GError * error, const CudaIpcPublisherConfig * config)
 {
-  const gchar *backend = cudaipc_backend_name (config->backend);
+  g_autofree gchar *debug = NULL;
+  g_autofree gchar *text = cudaipc_publisher_failure_text (failed, error,
+      config, &debug);
 
-  switch (failed) {
-    case CUDAIPC_PUBLISHER_FAILED_METAS:
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
-          ("metas \"%s\"", config->metas));
-      break;
-    case CUDAIPC_PUBLISHER_FAILED_PEERS:
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", error->message),
-          ("allowed-users \"%s\", allowed-groups \"%s\"",
-              config->allowed_users ? config->allowed_users : "",
-              config->allowed_groups ? config->allowed_groups : ""));
-      break;
-    case CUDAIPC_PUBLISHER_FAILED_SOCKET_NAME:
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("No socket-path set"), ("cuipcsink needs socket-path to listen"));
-      break;
-    case CUDAIPC_PUBLISHER_FAILED_DEVICE:
-      if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
-          g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE))
-        GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", error->message),
-            ("backend %s, device-id %d", backend, config->device_id));
-      else
-        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-            ("%s", error->message), ("backend %s, device-id %d", backend,
-                config->device_id));
-      break;
-    case CUDAIPC_PUBLISHER_FAILED_COPIER:
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-          ("Cannot set up the copies into the ring: %s", error->message),
-          ("backend %s, device-id %d", backend, config->device_id));
-      break;
-    default:
-      if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY))
-        GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", error->message),
-            ("socket-path %s", config->socket_name));
-      else
-        GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-            ("%s", error->message), ("socket-path %s", config->socket_name));
-      break;
-  }
+  if (failed >= CUDAIPC_PUBLISHER_FAILED_METAS &&
+      failed <= CUDAIPC_PUBLISHER_FAILED_SOCKET_NAME)
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text), ("%s", debug));
+  else if (failed == CUDAIPC_PUBLISHER_FAILED_DEVICE &&
+      (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
+          g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE)))
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", text), ("%s", debug));
+  else if ((failed == CUDAIPC_PUBLISHER_FAILED_NONE ||
+          failed == CUDAIPC_PUBLISHER_FAILED_SERVER) &&
+      g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY))
+    GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", text), ("%s", debug));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE, ("%s", text),
+        ("%s", debug));
 }
 
 static gboolean

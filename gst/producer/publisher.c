@@ -152,6 +152,39 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
 
 #undef FAIL
 
+gchar *
+cudaipc_publisher_failure_text (CudaIpcPublisherFailed failed,
+    const GError * error, const CudaIpcPublisherConfig * config, gchar ** debug)
+{
+  const gchar *backend = cudaipc_backend_name (config->backend);
+
+  switch (failed) {
+    case CUDAIPC_PUBLISHER_FAILED_METAS:
+      *debug = g_strdup_printf ("metas \"%s\"", config->metas);
+      return g_strdup (error->message);
+    case CUDAIPC_PUBLISHER_FAILED_PEERS:
+      *debug = g_strdup_printf ("allowed-users \"%s\", allowed-groups \"%s\"",
+          config->allowed_users ? config->allowed_users : "",
+          config->allowed_groups ? config->allowed_groups : "");
+      return g_strdup (error->message);
+    case CUDAIPC_PUBLISHER_FAILED_SOCKET_NAME:
+      *debug = g_strdup ("cuipcsink needs socket-path to listen");
+      return g_strdup ("No socket-path set");
+    case CUDAIPC_PUBLISHER_FAILED_DEVICE:
+      *debug = g_strdup_printf ("backend %s, device-id %d", backend,
+          config->device_id);
+      return g_strdup (error->message);
+    case CUDAIPC_PUBLISHER_FAILED_COPIER:
+      *debug = g_strdup_printf ("backend %s, device-id %d", backend,
+          config->device_id);
+      return g_strdup_printf ("Cannot set up the copies into the ring: %s",
+          error->message);
+    default:
+      *debug = g_strdup_printf ("socket-path %s", config->socket_name);
+      return g_strdup (error->message);
+  }
+}
+
 void
 cudaipc_publisher_stop (CudaIpcPublisher * pub)
 {

@@ -144,6 +144,12 @@ typedef enum
 CudaIpcPublisher *cudaipc_publisher_new (const CudaIpcPublisherConfig *
     config, const CudaIpcPublisherCallbacks * callbacks, gpointer user_data,
     CudaIpcPublisherFailed * failed, GError ** error);
+/* What new() gave as @error, for the part that @failed with @config,
+ * said for a user (returned) and, in @debug, the settings it concerns
+ * by the element's property names; each a string to g_free(). */
+gchar *cudaipc_publisher_failure_text (CudaIpcPublisherFailed failed,
+    const GError * error, const CudaIpcPublisherConfig * config,
+    gchar ** debug);
 /* Waits for every copy in flight (the copier goes), then stops the
  * server (server.h). Afterwards get_stats() gives the counters as they
  * were; only the any-thread getters and free() may be called. */
