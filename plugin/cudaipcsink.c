@@ -14,13 +14,9 @@
  * frame. A buffer is written again only once every consumer it was
  * published to has released it; `on-full` says what happens meanwhile.
  * With the cuda backend the copy runs on the sink's own CUDA stream and
- * the frame is published without waiting for it: the stream then writes
- * the frame's number into the slot's word of a fence page, a small memory
- * file sent to each consumer with the ring, and each consumer reads it on
- * the CPU before it hands out the frame; only for a consumer that cannot
- * (or with #GstCuIpcSink:ordering=host) does the sink wait for its copy
- * first. Nothing but the socket is shared, so consumers may run in
- * containers of their own.
+ * the frame goes out without waiting for it: a fence page tells consumers
+ * when it has landed (#GstCuIpcSink:ordering). Nothing but the socket is
+ * shared, so consumers may run in containers of their own.
  *
  * Caps, timestamps, buffer flags, plane offsets and strides, and the
  * SEGMENT, TAG, EOS and custom serialized events travel in band.
@@ -836,8 +832,8 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * GstCuIpcSink:socket-path:
    *
    * Where to listen for consumers: a file system path, or "@name" for a
-   * Linux abstract socket. Required. A socket file left by a producer that
-   * died is replaced; a live producer on the same path is an error.
+   * Linux abstract socket. Required. A stale socket file is replaced; a
+   * live producer on the path is an error. Read when the sink starts.
    */
   properties[PROP_SOCKET_PATH] = g_param_spec_string ("socket-path",
       "Socket path", "Unix socket to listen on; \"@name\" for an abstract "
@@ -847,7 +843,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * GstCuIpcSink:socket-mode:
    *
    * Permission bits of the socket file (default 0660: owner and group may
-   * connect). Ignored for abstract sockets.
+   * connect). Ignored for abstract sockets. Read when the sink starts.
    */
   properties[PROP_SOCKET_MODE] = g_param_spec_uint ("socket-mode",
       "Socket mode", "Permission bits of the socket file (0660 = 432: owner "
@@ -859,7 +855,7 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    *
    * Where the ring lives: "cuda" (CUDA virtual memory on the GPU given by
    * device-id) or "host" (shared host memory, no GPU needed). Consumers
-   * must use the same backend.
+   * must use the same backend. Read when the sink starts.
    */
   properties[PROP_BACKEND] = g_param_spec_enum ("backend", "Backend",
       "Memory the ring lives in: GPU (cuda) or shared host memory (host)",
@@ -899,21 +895,14 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:ordering:
    *
-   * How consumers know that a frame's copy into its slot, queued on the
-   * GPU and maybe still running when the frame is announced, has landed.
-   * "auto": the fence page, a small memory file sent with the ring whose
-   * word for the slot the producer's CUDA stream sets after the copy and
-   * the consumer reads on the CPU; it needs nothing shared but the socket
-   * (containers with their own PID, IPC and mount namespaces work), and
-   * where the GPU cannot write it every frame is synchronised on the host
-   * instead. "fence": the fence page or an error at start. "events":
-   * legacy interprocess CUDA events, which open only in consumers that
-   * share the producer's IPC and PID namespaces (one that cannot open
-   * them reconnects without, losing a frame). "host": the producer
-   * synchronises each copy on the host before publishing, as GStreamer's
-   * own cudaipcsink does. The host backend needs none of this (its
-   * memcpy is done before the frame goes out); "fence" makes it write the
-   * fence page anyway.
+   * How consumers know that a frame's copy into its slot, maybe still
+   * running on the GPU when the frame is announced, has landed: "auto"
+   * (the fence page, a memory file whose word for the slot the GPU sets
+   * and the consumer reads; else a host sync per frame), "fence" (the
+   * fence page or an error at start), "events" (legacy interprocess
+   * events: consumers in the producer's IPC and PID namespaces only) or
+   * "host" (each copy synchronised before publishing). Read when the sink
+   * starts; docs/elements.md has the details.
    */
   properties[PROP_ORDERING] = g_param_spec_enum ("ordering", "Ordering",
       "How consumers know that a frame's copy has landed",
@@ -933,9 +922,8 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:wait-for-connection:
    *
-   * Hold each frame until at least one consumer is connected and has
-   * finished its handshake, instead of publishing it to nobody. Flushing
-   * or stopping the pipeline ends the wait.
+   * Hold each frame until at least one consumer is connected and past
+   * its handshake; flushing or stopping ends the wait.
    */
   properties[PROP_WAIT_FOR_CONNECTION] =
       g_param_spec_boolean ("wait-for-connection", "Wait for connection",
@@ -945,12 +933,10 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:consumer-timeout:
    *
-   * When render() finds no free slot, every consumer that holds two frames
-   * or more, the oldest for this many milliseconds, is disconnected as stuck
-   * (a warning says which) and its slots are free again: a stopped or hung
-   * consumer does not stall the others. Holding only its newest frame is
-   * never held against a consumer. Keep it below full-timeout so that with
-   * on-full=wait no frame is lost to a stuck consumer. 0: never.
+   * When no slot is free, a consumer that holds two frames or more, the
+   * oldest for this many milliseconds, is disconnected as stuck (with a
+   * warning), freeing its slots; holding only its newest frame is fine.
+   * Keep it below full-timeout. 0: never (docs/elements.md).
    */
   properties[PROP_CONSUMER_TIMEOUT] = g_param_spec_uint ("consumer-timeout",
       "Consumer timeout", "Disconnect consumers that hold older frames for "
@@ -962,11 +948,9 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * GstCuIpcSink:allowed-users:
    *
    * Users, besides the producer's own user and root, whose consumers may
-   * connect: names or numeric ids separated by commas. The peer's
-   * credentials (SO_PEERCRED) are checked before it is sent anything of the
-   * stream; a refused consumer gets a clear error and the producer posts a
-   * warning. This is the only gate for abstract sockets, which have no file
-   * permissions.
+   * connect: names or ids separated by commas, checked with SO_PEERCRED
+   * (the only gate for abstract sockets; docs/elements.md). Read when the
+   * sink starts.
    */
   properties[PROP_ALLOWED_USERS] = g_param_spec_string ("allowed-users",
       "Allowed users", "Users whose consumers may connect besides the "
@@ -976,9 +960,8 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:allowed-groups:
    *
-   * Groups whose consumers may connect: a consumer is allowed when its
-   * primary group is listed. The producer's own group is always allowed, to
-   * match the default socket-mode 0660.
+   * Primary groups whose consumers may connect, besides the producer's
+   * own group (as socket-mode 0660 allows). Read when the sink starts.
    */
   properties[PROP_ALLOWED_GROUPS] = g_param_spec_string ("allowed-groups",
       "Allowed groups", "Primary groups whose consumers may connect, besides "
@@ -988,16 +971,11 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:metas:
    *
-   * Which GstMetas of each frame travel with it: "all" (the default), every
-   * meta this plugin can carry (regions of interest, time codes, crops,
-   * reference timestamps; with GStreamer >= 1.24 and gst-analytics, the
-   * analytics relation meta with its object detections, classifications
-   * and tracking; on >= 1.24 any meta GStreamer can serialize, custom metas
-   * among them); "none"; or meta API type names separated by commas, such
-   * as "GstVideoRegionOfInterestMetaAPI,GstReferenceTimestampMetaAPI". A
-   * frame carries at most 32 KiB of metadata and 1024 metas; metas beyond
-   * that are left out, with one warning, and counted in stats
-   * (metas-dropped). Read when the sink starts.
+   * Which GstMetas of each frame travel with it: "all" (every meta this
+   * plugin carries: docs/elements.md, Frame metadata), "none", or meta API
+   * names separated by commas ("GstReferenceTimestampMetaAPI,..."). At
+   * most 32 KiB and 1024 metas a frame; the rest are left out, warned of
+   * once and counted (metas-dropped). Read when the sink starts.
    */
   properties[PROP_METAS] = g_param_spec_string ("metas", "Metas",
       "Which metas travel with the frames: all, none, or meta API names "
@@ -1006,10 +984,10 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
   /**
    * GstCuIpcSink:stats-interval:
    *
-   * Every this many milliseconds while the sink runs (READY to PAUSED and
-   * up), post an element message "cudaipcsink-stats" whose fields are those
-   * of #GstCuIpcSink:stats, per-consumer counters included; 0 (the default)
-   * posts none. Read when the sink starts.
+   * Every this many milliseconds while the sink runs, post a
+   * "cudaipcsink-stats" element message with the totals of
+   * #GstCuIpcSink:stats, then one "cudaipcsink-client-stats" per consumer;
+   * 0 (the default): none. Read when the sink starts.
    */
   properties[PROP_STATS_INTERVAL] = g_param_spec_uint ("stats-interval",
       "Stats interval", "Post a \"cudaipcsink-stats\" element message with "
@@ -1021,15 +999,10 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    *
    * Propose upstream a pool whose buffers are slots of the ring, so that
    * upstream writes each frame where consumers read it and render()
-   * publishes it without a copy: with backend=host a pool of system
-   * memory (videotestsrc, videoconvert, a software decoder take it); with
-   * backend=cuda on GStreamer >= 1.24, for caps of CUDA memory, a
-   * GstCudaBufferPool of GstCudaMemory over the slots in upstream's
-   * GstCudaContext (cudaupload, cudaconvert, cudascale, the NVDEC
-   * decoders take it). Upstream that does not take the pool, or a frame
-   * that comes in other memory, is copied as before (always on GStreamer
-   * 1.22 with the cuda backend). A buffer upstream keeps (a queue before
-   * the sink) holds its slot meanwhile. Read at each allocation query.
+   * publishes it without a copy (backend=host: system memory; backend=cuda
+   * on GStreamer >= 1.24: GstCudaMemory); other frames are copied. A
+   * buffer upstream keeps holds its slot meanwhile. Read at each
+   * allocation query; docs/elements.md has the details.
    */
   properties[PROP_IN_PLACE] = g_param_spec_boolean ("in-place", "In place",
       "Offer upstream ring slots to write frames into (host backend; cuda "
@@ -1049,22 +1022,12 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * GstCuIpcSink:stats:
    *
    * Counters, as an "application/x-cudaipcsink-stats" structure:
-   * frames-published (guint64), frames-dropped (guint64), clients (guint),
-   * generation (guint: the ring's), rings-retired (guint64: rings replaced
-   * because a consumer was dropped while it held slots), driver-calls
-   * (guint64: CUDA driver calls made by render() since start), host-syncs
-   * (guint64: copy-stream synchronisations on the host: every frame with
-   * ordering=host or without a fence page, and those published while a
-   * consumer that reads neither the fence page nor events is connected),
-   * copies-from-gpu and copies-from-host (guint64: memories of upstream's
-   * buffers copied into slots from GPU memory, device to device, and from
-   * host memory, since start), frames-in-place (guint64: frames upstream
-   * wrote into a slot of the in-place pool, published without a copy), and
-   * client-stats, an array of "cudaipcsink-client" structures with name
-   * (string), pid (int), frames-sent (guint64), frames-released (guint64),
-   * held (guint: slots of the current ring it holds now), fence
-   * (gboolean: it reads the fence page) and events (gboolean: it waits on
-   * the slots' legacy interprocess events).
+   * frames-published, frames-dropped, clients, generation, rings-retired,
+   * driver-calls, host-syncs, copies-from-gpu, copies-from-host,
+   * frames-in-place, metas-sent, metas-skipped, metas-dropped, and
+   * client-stats, an array of "cudaipcsink-client" structures (name, pid,
+   * frames-sent, frames-released, held, fence, events). docs/elements.md
+   * says what each counts.
    */
   properties[PROP_STATS] = g_param_spec_boxed ("stats", "Statistics",
       "Frames published and dropped, and per-consumer counters",
