@@ -702,6 +702,27 @@ warn_metas_dropped (GstCuIpcSink * self, guint dropped)
       ("counted in stats metas-dropped; warned once"));
 }
 
+/* A frame that could not go out: the words are the publisher's, the
+ * domain and code ours. */
+static GstFlowReturn
+post_publish_error (GstCuIpcSink * self, CudaIpcPublishResult res,
+    const CudaIpcPublisherFrame * frame, const CudaIpcPublished * out,
+    const GError * error)
+{
+  g_autofree gchar *debug = NULL;
+  g_autofree gchar *text = cudaipc_publisher_result_text (self->publisher,
+      res, frame, out, error, &debug);
+
+  if (res == CUDAIPC_PUBLISH_NO_CONTEXT)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE, ("%s", text), (NULL));
+  else if (res == CUDAIPC_PUBLISH_NO_RING)
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", text),
+        ("%s", debug));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", text), ("%s", debug));
+  return GST_FLOW_ERROR;
+}
+
 /* The publisher does the frame's work (publisher.h); render() says how it
  * went in GStreamer's words. */
 static GstFlowReturn
@@ -712,7 +733,6 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   g_autoptr (GError) error = NULL;
   CudaIpcPublishResult res;
   CudaIpcPublished out;
-  guint ring_size;
 
   if (G_UNLIKELY (buf->pool && cudaipc_slot_pool_is_ours (buf->pool)))
     check_pool (self, buf->pool);
@@ -726,38 +746,8 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
       return GST_FLOW_OK;
     case CUDAIPC_PUBLISH_FLUSHING:
       return self->flushed;
-    case CUDAIPC_PUBLISH_NO_CONTEXT:
-      GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE,
-          ("Cannot copy in the CUDA context of upstream's memory: %s",
-              error->message), (NULL));
-      return GST_FLOW_ERROR;
-    case CUDAIPC_PUBLISH_NO_RING:
-      GST_OBJECT_LOCK (self);
-      ring_size = self->config.ring_size;
-      GST_OBJECT_UNLOCK (self);
-      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-          ("Cannot allocate a ring of %u slots for frames of %"
-              G_GSIZE_FORMAT " bytes: %s", ring_size,
-              gst_buffer_get_size (buf), error->message),
-          ("backend %s, generation %u",
-              cudaipc_backend_name (cudaipc_device_get_backend
-                  (cudaipc_publisher_get_device (self->publisher))),
-              cudaipc_publisher_get_generation (self->publisher) + 1));
-      return GST_FLOW_ERROR;
-    case CUDAIPC_PUBLISH_WRITE_FAILED:
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-          ("Cannot copy the frame into the shared ring: %s", error->message),
-          ("slot %u, %" G_GSIZE_FORMAT " bytes in %u memories", out.slot,
-              gst_buffer_get_size (buf), gst_buffer_n_memory (buf)));
-      return GST_FLOW_ERROR;
-    case CUDAIPC_PUBLISH_SYNC_FAILED:
-    case CUDAIPC_PUBLISH_INVALID:
     default:
-      GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-          ("Cannot finish the copy into the shared ring: %s",
-              error ? error->message : "?"), ("slot %u, %" G_GSIZE_FORMAT
-              " bytes", out.slot, gst_buffer_get_size (buf)));
-      return GST_FLOW_ERROR;
+      return post_publish_error (self, res, &frame, &out, error);
   }
 }
 

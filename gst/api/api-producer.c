@@ -179,8 +179,9 @@ publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
       return fail (p, CUDAIPC_STATUS_TIMEOUT, g_strdup ("every slot is held "
               "by a consumer: the frame was dropped"));
     case CUDAIPC_PUBLISH_WRITE_FAILED:
-      return fail (p, CUDAIPC_STATUS_FAILED, g_strdup_printf ("Cannot copy "
-              "the frame into the shared ring: %s", err->message));
+      return fail (p, CUDAIPC_STATUS_FAILED,
+          cudaipc_publisher_result_text (p->publisher,
+              CUDAIPC_PUBLISH_WRITE_FAILED, &frame, &out, err, NULL));
     default:
       return fail (p, CUDAIPC_STATUS_FAILED, g_strdup (err ? err->message :
               "the producer is stopping"));

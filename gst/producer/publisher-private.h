@@ -34,6 +34,7 @@ struct _CudaIpcPublisher
   CudaIpcPublisherCallbacks callbacks;
   gpointer user_data;
   gboolean buffers;             /* frames' bytes are GstBuffers' (a copier) */
+  guint ring_size;              /* as configured, for error text */
   GstDebugCategory *debug_category;
   gpointer debug_object;
 

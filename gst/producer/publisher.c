@@ -115,6 +115,7 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
     pub->callbacks = *callbacks;
   pub->user_data = user_data;
   pub->buffers = config->copier;
+  pub->ring_size = config->ring_size;
   pub->debug_category = config->debug_category ? config->debug_category :
       cudaipc_publisher_debug;
   pub->debug_object = config->debug_object;
@@ -292,6 +293,47 @@ cudaipc_publisher_set_caps (CudaIpcPublisher * pub, GstCaps * caps,
   pub->info = *info;
   pub->have_info = TRUE;
   return TRUE;
+}
+
+gchar *
+cudaipc_publisher_result_text (CudaIpcPublisher * pub,
+    CudaIpcPublishResult res, const CudaIpcPublisherFrame * frame,
+    const CudaIpcPublished * out, const GError * error, gchar ** debug)
+{
+  const gchar *msg = error ? error->message : "?";
+  gsize size = pub->buffers ? gst_buffer_get_size (frame->buffer) : frame->size;
+  gchar *dbg = NULL, *text;
+
+  switch (res) {
+    case CUDAIPC_PUBLISH_NO_CONTEXT:
+      text = g_strdup_printf ("Cannot copy in the CUDA context of "
+          "upstream's memory: %s", msg);
+      break;
+    case CUDAIPC_PUBLISH_NO_RING:
+      text = g_strdup_printf ("Cannot allocate a ring of %u slots for "
+          "frames of %" G_GSIZE_FORMAT " bytes: %s", pub->ring_size, size, msg);
+      dbg = g_strdup_printf ("backend %s, generation %u",
+          cudaipc_backend_name (cudaipc_device_get_backend (pub->dev)),
+          cudaipc_server_get_generation (pub->server) + 1);
+      break;
+    case CUDAIPC_PUBLISH_WRITE_FAILED:
+      text = g_strdup_printf ("Cannot copy the frame into the shared ring: "
+          "%s", msg);
+      dbg = g_strdup_printf ("slot %u, %" G_GSIZE_FORMAT " bytes in %u "
+          "memories", out->slot, size, gst_buffer_n_memory (frame->buffer));
+      break;
+    default:
+      text = g_strdup_printf ("Cannot finish the copy into the shared ring: "
+          "%s", msg);
+      dbg = g_strdup_printf ("slot %u, %" G_GSIZE_FORMAT " bytes", out->slot,
+          size);
+      break;
+  }
+  if (debug)
+    *debug = dbg;
+  else
+    g_free (dbg);
+  return text;
 }
 
 gboolean

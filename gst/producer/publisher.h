@@ -233,6 +233,13 @@ CudaIpcPublishResult cudaipc_publisher_publish (CudaIpcPublisher * pub,
     const CudaIpcPublisherFrame * frame, CudaIpcPublished * out,
     GError ** error);
 
+/* A failed publish() of @frame, @res neither OK, DROPPED nor FLUSHING,
+ * with the @out and @error it gave, said for a user (returned) and in
+ * @debug (may be NULL); each a string to g_free(). */
+gchar *cudaipc_publisher_result_text (CudaIpcPublisher * pub,
+    CudaIpcPublishResult res, const CudaIpcPublisherFrame * frame,
+    const CudaIpcPublished * out, const GError * error, gchar ** debug);
+
 /* Forwards @event (server.h, send_event) to every ready client. */
 gboolean cudaipc_publisher_send_event (CudaIpcPublisher * pub,
     GstEvent * event, GstClockTime running_time, GError ** error);
