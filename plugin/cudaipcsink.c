@@ -226,24 +226,6 @@ static const CudaIpcPublisherCallbacks publisher_callbacks = {
   on_flushing,
 };
 
-/* The counters, with the object lock held (publisher.h): @clients NULL
- * for the stats property, else one structure per consumer added there. */
-static GstStructure *
-get_stats_locked (GstCuIpcSink * self, GPtrArray * clients)
-{
-  CudaIpcPublisherStats stats;
-  GstStructure *st;
-
-  if (self->publisher == NULL)
-    return cudaipc_publisher_stats_to_structure (&self->last_stats,
-        "application/x-cudaipcsink-stats", clients);
-  cudaipc_publisher_get_stats (self->publisher, &stats);
-  st = cudaipc_publisher_stats_to_structure (&stats,
-      "application/x-cudaipcsink-stats", clients);
-  cudaipc_publisher_stats_clear (&stats);
-  return st;
-}
-
 /* The ticker's thread, every stats-interval from start() to stop(). */
 static void
 post_stats (gpointer user_data)
@@ -253,20 +235,10 @@ post_stats (gpointer user_data)
   GstStructure *st;
 
   GST_OBJECT_LOCK (self);
-  st = get_stats_locked (self, clients);
+  st = cudaipc_publisher_stats_structure (self->publisher, &self->last_stats,
+      clients);
   GST_OBJECT_UNLOCK (self);
-  /* flat structures, readable as gst-launch-1.0 -m prints them: the
-   * totals, then one message per consumer */
-  gst_structure_set_name (st, "cudaipcsink-stats");
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), st));
-  for (guint i = 0; i < clients->len; i++) {
-    GstStructure *cs = g_ptr_array_index (clients, i);
-
-    gst_structure_set_name (cs, "cudaipcsink-client-stats");
-    gst_element_post_message (GST_ELEMENT (self),
-        gst_message_new_element (GST_OBJECT (self), cs));
-  }
+  cudaipc_publisher_post_stats (GST_ELEMENT (self), st, clients);
 }
 
 /* GObject */
@@ -421,7 +393,8 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
           cudaipc_publisher_get_n_clients (self->publisher) : 0);
       break;
     case PROP_STATS:
-      g_value_take_boxed (value, get_stats_locked (self, NULL));
+      g_value_take_boxed (value, cudaipc_publisher_stats_structure
+          (self->publisher, &self->last_stats, NULL));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

@@ -444,3 +444,38 @@ cudaipc_publisher_stats_to_structure (const CudaIpcPublisherStats * stats,
     gst_structure_take_value (st, "client-stats", &array);
   return st;
 }
+
+GstStructure *
+cudaipc_publisher_stats_structure (CudaIpcPublisher * pub,
+    const CudaIpcPublisherStats * last, GPtrArray * clients)
+{
+  CudaIpcPublisherStats stats;
+  GstStructure *st;
+
+  if (pub == NULL)
+    return cudaipc_publisher_stats_to_structure (last,
+        "application/x-cudaipcsink-stats", clients);
+  cudaipc_publisher_get_stats (pub, &stats);
+  st = cudaipc_publisher_stats_to_structure (&stats,
+      "application/x-cudaipcsink-stats", clients);
+  cudaipc_publisher_stats_clear (&stats);
+  return st;
+}
+
+void
+cudaipc_publisher_post_stats (GstElement * element, GstStructure * totals,
+    GPtrArray * clients)
+{
+  /* flat structures, readable as gst-launch-1.0 -m prints them: the
+   * totals, then one message per consumer */
+  gst_structure_set_name (totals, "cudaipcsink-stats");
+  gst_element_post_message (element,
+      gst_message_new_element (GST_OBJECT (element), totals));
+  for (guint i = 0; i < clients->len; i++) {
+    GstStructure *cs = g_ptr_array_index (clients, i);
+
+    gst_structure_set_name (cs, "cudaipcsink-client-stats");
+    gst_element_post_message (element,
+        gst_message_new_element (GST_OBJECT (element), cs));
+  }
+}

@@ -269,6 +269,16 @@ void cudaipc_publisher_stats_clear (CudaIpcPublisherStats * stats);
 GstStructure *cudaipc_publisher_stats_to_structure (const
     CudaIpcPublisherStats * stats, const gchar * name, GPtrArray * clients);
 
+/* The stats property's structure: the counters of @pub, or @last where
+ * @pub is NULL (those of a stopped one); @clients as above. */
+GstStructure *cudaipc_publisher_stats_structure (CudaIpcPublisher * pub,
+    const CudaIpcPublisherStats * last, GPtrArray * clients);
+/* Posts on @element, taking them: @totals (from stats_structure() with
+ * @clients) as "cudaipcsink-stats", then each structure of @clients as
+ * "cudaipcsink-client-stats". */
+void cudaipc_publisher_post_stats (GstElement * element,
+    GstStructure * totals, GPtrArray * clients);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcPublisher, cudaipc_publisher_free);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcPublisherConfig,
     cudaipc_publisher_config_clear);
