@@ -162,14 +162,7 @@ static void
 post_client_message (GstCuIpcSink * self, const gchar * what,
     const gchar * name, gint pid, const gchar * reason)
 {
-  GstStructure *s;
-
-  s = gst_structure_new (what, "name", G_TYPE_STRING, name,
-      "pid", G_TYPE_INT, pid, NULL);
-  if (reason)
-    gst_structure_set (s, "reason", G_TYPE_STRING, reason, NULL);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
+  cudaipc_publisher_post_client (GST_ELEMENT (self), what, name, pid, reason);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NUM_CLIENTS]);
 }
 
@@ -488,16 +481,7 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   GST_OBJECT_LOCK (self);
   self->publisher = publisher;
   /* settings changed since they were read */
-  if (config.wait_when_full != self->config.wait_when_full
-      || config.full_timeout_ms != self->config.full_timeout_ms)
-    cudaipc_publisher_set_on_full (publisher, self->config.wait_when_full,
-        self->config.full_timeout_ms);
-  if (config.wait_for_connection != self->config.wait_for_connection)
-    cudaipc_publisher_set_wait_for_connection (publisher,
-        self->config.wait_for_connection);
-  if (config.consumer_timeout_ms != self->config.consumer_timeout_ms)
-    cudaipc_publisher_set_consumer_timeout (publisher,
-        self->config.consumer_timeout_ms);
+  cudaipc_publisher_apply_settings (publisher, &config, &self->config);
   cudaipc_publisher_stats_clear (&self->last_stats);
   memset (&self->last_stats, 0, sizeof (self->last_stats));
   GST_OBJECT_UNLOCK (self);

@@ -269,6 +269,22 @@ cudaipc_publisher_set_consumer_timeout (CudaIpcPublisher * pub,
 }
 
 void
+cudaipc_publisher_apply_settings (CudaIpcPublisher * pub,
+    const CudaIpcPublisherConfig * was, const CudaIpcPublisherConfig * now)
+{
+  g_return_if_fail (pub != NULL);
+
+  if (was->wait_when_full != now->wait_when_full
+      || was->full_timeout_ms != now->full_timeout_ms)
+    cudaipc_publisher_set_on_full (pub, now->wait_when_full,
+        now->full_timeout_ms);
+  if (was->wait_for_connection != now->wait_for_connection)
+    cudaipc_publisher_set_wait_for_connection (pub, now->wait_for_connection);
+  if (was->consumer_timeout_ms != now->consumer_timeout_ms)
+    cudaipc_publisher_set_consumer_timeout (pub, now->consumer_timeout_ms);
+}
+
+void
 cudaipc_publisher_set_flushing (CudaIpcPublisher * pub, gboolean flushing)
 {
   g_return_if_fail (pub != NULL);
@@ -478,4 +494,18 @@ cudaipc_publisher_post_stats (GstElement * element, GstStructure * totals,
     gst_element_post_message (element,
         gst_message_new_element (GST_OBJECT (element), cs));
   }
+}
+
+void
+cudaipc_publisher_post_client (GstElement * element, const gchar * what,
+    const gchar * name, gint pid, const gchar * reason)
+{
+  GstStructure *s;
+
+  s = gst_structure_new (what, "name", G_TYPE_STRING, name,
+      "pid", G_TYPE_INT, pid, NULL);
+  if (reason)
+    gst_structure_set (s, "reason", G_TYPE_STRING, reason, NULL);
+  gst_element_post_message (element,
+      gst_message_new_element (GST_OBJECT (element), s));
 }

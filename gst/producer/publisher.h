@@ -169,6 +169,10 @@ void cudaipc_publisher_set_wait_for_connection (CudaIpcPublisher * pub,
     gboolean wait);
 void cudaipc_publisher_set_consumer_timeout (CudaIpcPublisher * pub,
     guint timeout_ms);
+/* The setters' settings (on-full, wait-for-connection, consumer-timeout)
+ * that @now has otherwise than @was, the config new() was given. */
+void cudaipc_publisher_apply_settings (CudaIpcPublisher * pub,
+    const CudaIpcPublisherConfig * was, const CudaIpcPublisherConfig * now);
 /* TRUE: every wait ends (the flushing callback says what next). */
 void cudaipc_publisher_set_flushing (CudaIpcPublisher * pub,
     gboolean flushing);
@@ -273,6 +277,10 @@ GstStructure *cudaipc_publisher_stats_to_structure (const
  * @pub is NULL (those of a stopped one); @clients as above. */
 GstStructure *cudaipc_publisher_stats_structure (CudaIpcPublisher * pub,
     const CudaIpcPublisherStats * last, GPtrArray * clients);
+/* Posts on @element the element message @what with a client's @name,
+ * @pid and, unless NULL, @reason. */
+void cudaipc_publisher_post_client (GstElement * element, const gchar * what,
+    const gchar * name, gint pid, const gchar * reason);
 /* Posts on @element, taking them: @totals (from stats_structure() with
  * @clients) as "cudaipcsink-stats", then each structure of @clients as
  * "cudaipcsink-client-stats". */
