@@ -49,8 +49,7 @@
 
 #include "cudaipcsink.h"
 #include "cudaipc-enums.h"
-#include "buffers/gstcuda.h"
-#include "buffers/slot-pool.h"
+#include "buffers/slot-offer.h"
 #include "common/error.h"
 #include "common/ticker.h"
 #include "device/device.h"
@@ -126,12 +125,11 @@ struct _GstCuIpcSink
 
   /* object lock; set in start(), cleared in stop() */
   CudaIpcPublisher *publisher;  /* the producer's core (publisher.h) */
-  GstBufferPool *pool;          /* the last in-place pool proposed */
-  GObject *cuda_ctx;            /* the GstCudaContext upstream writes with
-                                 * (cuda backend, GStreamer >= 1.24), for
-                                 * the in-place pool; until stop() */
-  gpointer renegotiated_for;    /* a stale pool upstream was told of */
   CudaIpcPublisherStats last_stats;     /* the stopped publisher's */
+
+  /* the in-place pool, its wait and context (slot-offer.h): init to
+   * finalize */
+  CudaIpcSlotOffer *offer;
 
   /* streaming thread, from start() to stop() */
   GstFlowReturn flushed;        /* what waiting for preroll gave */
@@ -236,14 +234,6 @@ post_stats (gpointer user_data)
 
 /* GObject */
 
-/* The in-place pool waits for a slot as render() would. */
-static void
-set_pool_wait_locked (GstCuIpcSink * self)
-{
-  cudaipc_slot_pool_set_wait (self->pool, self->config.wait_when_full,
-      self->config.full_timeout_ms);
-}
-
 static void
 set_string (const gchar ** field, const GValue * value)
 {
@@ -289,8 +279,9 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
       if (self->publisher)
         cudaipc_publisher_set_on_full (self->publisher, c->wait_when_full,
             c->full_timeout_ms);
-      if (self->pool)
-        set_pool_wait_locked (self);
+      /* the in-place pool waits for a slot as render() would */
+      cudaipc_slot_offer_set_wait (self->offer, c->wait_when_full,
+          c->full_timeout_ms);
       break;
     case PROP_WAIT_FOR_CONNECTION:
       c->wait_for_connection = g_value_get_boolean (value);
@@ -403,7 +394,7 @@ gst_cu_ipc_sink_finalize (GObject * object)
 
   cudaipc_publisher_config_clear (&self->config);
   cudaipc_publisher_stats_clear (&self->last_stats);
-  g_clear_object (&self->cuda_ctx);
+  cudaipc_slot_offer_free (self->offer);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -480,6 +471,8 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   self->warned_metas = FALSE;
   GST_OBJECT_LOCK (self);
   self->publisher = publisher;
+  cudaipc_slot_offer_start (self->offer, cudaipc_publisher_get_server
+      (publisher), cudaipc_publisher_get_device (publisher));
   /* settings changed since they were read */
   cudaipc_publisher_apply_settings (publisher, &config, &self->config);
   cudaipc_publisher_stats_clear (&self->last_stats);
@@ -505,10 +498,8 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 
   GST_OBJECT_LOCK (self);
   publisher = self->publisher;
-  /* upstream may keep the pool and its buffers for longer: their slots
-   * stay mapped, and a pool of a stopped server lends no more */
-  g_clear_pointer (&self->pool, gst_object_unref);
   GST_OBJECT_UNLOCK (self);
+  cudaipc_slot_offer_reset (self->offer);
 
   if (publisher) {
     CudaIpcPublisherStats stats;
@@ -526,8 +517,7 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
     cudaipc_publisher_free (publisher);
   }
 
-  /* asked for again by the next allocation query */
-  g_clear_object (&self->cuda_ctx);
+  cudaipc_slot_offer_reset_context (self->offer);
   return TRUE;
 }
 
@@ -558,40 +548,17 @@ static gboolean
 gst_cu_ipc_sink_propose_allocation (GstBaseSink * bsink, GstQuery * query)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
-  CudaIpcServer *server = NULL;
-  CudaIpcBackend backend = CUDAIPC_BACKEND_HOST;
-  GstBufferPool *pool;
-  gint device_id = 0;
+  gboolean in_place;
 
   /* we copy each memory as it is and pass the plane layout on */
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
 
   /* upstream may write into the slots themselves */
   GST_OBJECT_LOCK (self);
-  if (self->in_place && self->publisher) {
-    CudaIpcDevice *dev = cudaipc_publisher_get_device (self->publisher);
-
-    server = cudaipc_server_ref (cudaipc_publisher_get_server
-        (self->publisher));
-    backend = cudaipc_device_get_backend (dev);
-    device_id = cudaipc_device_get_ordinal (dev);
-  }
+  in_place = self->in_place;
   GST_OBJECT_UNLOCK (self);
-  if (server == NULL)
-    return TRUE;
-  pool = cudaipc_slot_pool_propose (GST_ELEMENT (self), server, backend,
-      device_id, &self->cuda_ctx, query);
-  cudaipc_server_unref (server);
-  if (pool == NULL)
-    return TRUE;
-  GST_DEBUG_OBJECT (self, "proposed the in-place pool (%s)",
-      G_OBJECT_TYPE_NAME (pool));
-
-  GST_OBJECT_LOCK (self);
-  gst_object_replace ((GstObject **) & self->pool, GST_OBJECT (pool));
-  set_pool_wait_locked (self);
-  GST_OBJECT_UNLOCK (self);
-  gst_object_unref (pool);
+  if (in_place)
+    cudaipc_slot_offer_propose (self->offer, query);
   return TRUE;
 }
 
@@ -605,11 +572,7 @@ gst_cu_ipc_sink_set_context (GstElement * element, GstContext * context)
   GST_OBJECT_LOCK (self);
   device_id = self->config.device_id;
   GST_OBJECT_UNLOCK (self);
-  /* libgstcuda is loaded for its own context only */
-  if (g_strcmp0 (gst_context_get_context_type (context),
-          "gst.cuda.context") == 0 && cudaipc_gstcuda_can_wrap ())
-    cudaipc_gstcuda_handle_set_context (element, context, device_id,
-        &self->cuda_ctx);
+  cudaipc_slot_offer_set_context (self->offer, context, device_id);
   GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }
 
@@ -618,31 +581,9 @@ gst_cu_ipc_sink_query (GstBaseSink * bsink, GstQuery * query)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
 
-  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
-      cudaipc_gstcuda_handle_context_query (GST_ELEMENT (self), query,
-          self->cuda_ctx))
+  if (cudaipc_slot_offer_context_query (self->offer, query))
     return TRUE;
   return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
-}
-
-/* Upstream still uses an in-place pool of before a restart of the sink,
- * which lends no slot any more (every frame is copied): asks it, once, to
- * query the allocation again. */
-static void
-check_pool (GstCuIpcSink * self, GstBufferPool * pool)
-{
-  gboolean stale;
-
-  GST_OBJECT_LOCK (self);
-  stale = pool != self->pool && pool != self->renegotiated_for;
-  if (stale)
-    self->renegotiated_for = pool;
-  GST_OBJECT_UNLOCK (self);
-  if (stale) {
-    GST_DEBUG_OBJECT (self, "upstream writes into a stale in-place pool: "
-        "asking it to renegotiate");
-    gst_pad_push_event (GST_BASE_SINK_PAD (self), gst_event_new_reconfigure ());
-  }
 }
 
 /* Metas of a frame were left out: warned of once, counted in stats. */
@@ -691,8 +632,8 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   CudaIpcPublishResult res;
   CudaIpcPublished out;
 
-  if (G_UNLIKELY (buf->pool && cudaipc_slot_pool_is_ours (buf->pool)))
-    check_pool (self, buf->pool);
+  /* a pool of before a restart: upstream is asked, once, for a new one */
+  cudaipc_slot_offer_check (self->offer, buf);
 
   res = cudaipc_publisher_publish (self->publisher, &frame, &out, &error);
   if (out.metas.dropped > 0)
@@ -1013,4 +954,8 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->config.metas = g_strdup (DEFAULT_METAS);
   self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->in_place = DEFAULT_IN_PLACE;
+  self->offer = cudaipc_slot_offer_new (GST_ELEMENT (self),
+      GST_BASE_SINK_PAD (self), GST_CAT_DEFAULT);
+  cudaipc_slot_offer_set_wait (self->offer, self->config.wait_when_full,
+      self->config.full_timeout_ms);
 }

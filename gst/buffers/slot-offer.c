@@ -20,6 +20,9 @@ struct _CudaIpcSlotOffer
 
   /* under @lock */
   GMutex lock;
+  CudaIpcServer *server;        /* start() to reset() */
+  CudaIpcBackend backend;
+  gint device_id;
   GstBufferPool *pool;          /* the last pool proposed */
   gboolean wait;                /* on-full=wait */
   guint timeout_ms;             /* full-timeout */
@@ -54,6 +57,7 @@ cudaipc_slot_offer_free (CudaIpcSlotOffer * offer)
 {
   if (offer == NULL)
     return;
+  g_clear_pointer (&offer->server, cudaipc_server_unref);
   g_clear_pointer (&offer->pool, gst_object_unref);
   g_clear_object (&offer->cuda_ctx);
   g_mutex_clear (&offer->lock);
@@ -61,18 +65,44 @@ cudaipc_slot_offer_free (CudaIpcSlotOffer * offer)
 }
 
 void
-cudaipc_slot_offer_propose (CudaIpcSlotOffer * offer, CudaIpcServer * server,
-    CudaIpcBackend backend, gint device_id, GstQuery * query)
+cudaipc_slot_offer_start (CudaIpcSlotOffer * offer, CudaIpcServer * server,
+    CudaIpcDevice * dev)
 {
+  g_return_if_fail (offer != NULL);
+  g_return_if_fail (server != NULL && dev != NULL);
+
+  g_mutex_lock (&offer->lock);
+  g_clear_pointer (&offer->server, cudaipc_server_unref);
+  offer->server = cudaipc_server_ref (server);
+  offer->backend = cudaipc_device_get_backend (dev);
+  offer->device_id = cudaipc_device_get_ordinal (dev);
+  g_mutex_unlock (&offer->lock);
+}
+
+void
+cudaipc_slot_offer_propose (CudaIpcSlotOffer * offer, GstQuery * query)
+{
+  CudaIpcServer *server = NULL;
+  CudaIpcBackend backend;
   GstBufferPool *pool;
+  gint device_id;
 
   g_return_if_fail (offer != NULL);
-  g_return_if_fail (server != NULL);
+
+  g_mutex_lock (&offer->lock);
+  if (offer->server)
+    server = cudaipc_server_ref (offer->server);
+  backend = offer->backend;
+  device_id = offer->device_id;
+  g_mutex_unlock (&offer->lock);
+  if (server == NULL)
+    return;
 
   /* no lock: libgstcuda's ensure_context may have set_context() called
    * meanwhile, on this thread too */
   pool = cudaipc_slot_pool_propose (offer->element, server, backend,
       device_id, &offer->cuda_ctx, query);
+  cudaipc_server_unref (server);
   if (pool == NULL)
     return;
   GST_CAT_DEBUG_OBJECT (offer->category, offer->element,
@@ -151,6 +181,7 @@ cudaipc_slot_offer_reset (CudaIpcSlotOffer * offer)
   g_return_if_fail (offer != NULL);
 
   g_mutex_lock (&offer->lock);
+  g_clear_pointer (&offer->server, cudaipc_server_unref);
   g_clear_pointer (&offer->pool, gst_object_unref);
   g_mutex_unlock (&offer->lock);
 }

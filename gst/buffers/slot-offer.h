@@ -7,13 +7,14 @@
  * init to finalize and calls it from its GstBaseSink vfuncs.
  *
  * Threads and locking:
- *  - propose() on the thread of the allocation query (upstream's);
+ *  - start() and reset() from the element's start() and stop();
+ *    propose() on the thread of the allocation query (upstream's);
  *    set_wait() from any thread (a property setter, which may hold the
  *    element's object lock: the offer's lock is taken inside it, never
  *    the other way round); check() on the streaming thread, within
- *    render(); reset() from the element's stop(). The last pool proposed,
- *    the wait and the stale pool are under the offer's lock, never held
- *    while an event is pushed or a query answered.
+ *    render(). The server, the last pool proposed, the wait and the stale
+ *    pool are under the offer's lock, never held while a pool is proposed,
+ *    an event pushed or a query answered.
  *  - The context, as nvcodec's elements keep theirs: set_context() from
  *    any thread, context_query() from any thread, propose() and
  *    reset_context() each read or write it in place, unlocked, through
@@ -23,13 +24,14 @@
  *    on that very thread) is looked for there.
  *
  * Ownership: the element and its sink pad are borrowed (the element owns
- * the offer). The offer holds a reference on the last pool proposed, until
- * reset(), and on the context, until reset_context(); the stale pool is
- * only compared, never dereferenced.
+ * the offer). The offer holds a reference on the server and on the last
+ * pool proposed, until reset(), and on the context, until
+ * reset_context(); the stale pool is only compared, never dereferenced.
  */
 #pragma once
 
 #include <gst/gst.h>
+#include "device/device.h"
 #include "producer/server.h"
 
 G_BEGIN_DECLS
@@ -42,14 +44,16 @@ CudaIpcSlotOffer *cudaipc_slot_offer_new (GstElement * element, GstPad * pad,
     GstDebugCategory * category);
 void cudaipc_slot_offer_free (CudaIpcSlotOffer * offer);
 
-/* Proposes, in the allocation @query, a pool of @server's slots on
- * @backend's device @device_id (cudaipc_slot_pool_propose(), with the
- * offer's context), kept as the last one proposed and waiting as
- * set_wait() last said; where none fits, nothing is added and the last
- * pool proposed is kept. */
-void cudaipc_slot_offer_propose (CudaIpcSlotOffer * offer,
-    CudaIpcServer * server, CudaIpcBackend backend, gint device_id,
-    GstQuery * query);
+/* The sink started: pools lend slots of @server (a reference is taken),
+ * on @dev's backend and device. */
+void cudaipc_slot_offer_start (CudaIpcSlotOffer * offer,
+    CudaIpcServer * server, CudaIpcDevice * dev);
+/* Between start() and reset(): proposes, in the allocation @query, a pool
+ * of the server's slots (cudaipc_slot_pool_propose(), with the offer's
+ * context), kept as the last one proposed and waiting as set_wait() last
+ * said; where none fits, nothing is added and the last pool proposed is
+ * kept. Else nothing. */
+void cudaipc_slot_offer_propose (CudaIpcSlotOffer * offer, GstQuery * query);
 /* on-full and full-timeout (cudaipc_slot_pool_set_wait()): for the pool
  * proposed, now and at every propose(). */
 void cudaipc_slot_offer_set_wait (CudaIpcSlotOffer * offer, gboolean wait,
@@ -71,7 +75,7 @@ gboolean cudaipc_slot_offer_context_query (CudaIpcSlotOffer * offer,
  * pool, to query the allocation again (a RECONFIGURE event). */
 void cudaipc_slot_offer_check (CudaIpcSlotOffer * offer, GstBuffer * buf);
 
-/* The sink stops: forgets the pool proposed (upstream may keep it, and
+/* The sink stops: forgets the server and the pool proposed (upstream may keep it, and
  * its buffers, for longer: their slots stay mapped, and a pool of a
  * stopped server lends no more). */
 void cudaipc_slot_offer_reset (CudaIpcSlotOffer * offer);
