@@ -8,7 +8,8 @@
  * comes back whole is lent again with its slot; a buffer that
  * outlives the ring's replacement, or the sink itself, stays valid and is
  * copied; a wait for a slot follows on-full and ends when the sink stops;
- * and in-place=false proposes no pool.
+ * a pool no longer the one proposed gets upstream one RECONFIGURE; and
+ * in-place=false proposes no pool.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -440,6 +441,51 @@ GST_START_TEST (test_wait_follows_on_full_and_ends_at_stop)
 
 GST_END_TEST;
 
+/* Upstream events of type RECONFIGURE received since the last call. */
+static guint
+reconfigures (GstHarness * h)
+{
+  GstEvent *ev;
+  guint n = 0;
+
+  while ((ev = gst_harness_try_pull_upstream_event (h))) {
+    if (GST_EVENT_TYPE (ev) == GST_EVENT_RECONFIGURE)
+      n++;
+    gst_event_unref (ev);
+  }
+  return n;
+}
+
+GST_START_TEST (test_stale_pool_reconfigures_once)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *old = proposed_pool (h, CAPS);
+  GstBufferPool *pool;
+
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (old), 0)),
+      GST_FLOW_OK);
+  reconfigures (h);
+  /* a second allocation query: the first pool is no longer the one */
+  pool = proposed_pool (h, CAPS);
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 1)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (reconfigures (h), 0);
+  for (guint i = 2; i < 4; i++)
+    fail_unless_equals_int (gst_harness_push (h, fill (acquire (old), i)),
+        GST_FLOW_OK);
+  fail_unless_equals_int (reconfigures (h), 1);
+  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 4)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (reconfigures (h), 0);
+
+  gst_buffer_pool_set_active (old, FALSE);
+  gst_object_unref (old);
+  finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_in_place_off)
 {
   GstElement *sink;
@@ -476,6 +522,7 @@ in_place_suite (void)
   tcase_add_test (tc, test_buffers_lent_again);
   tcase_add_test (tc, test_buffer_outlives_ring_and_sink);
   tcase_add_test (tc, test_wait_follows_on_full_and_ends_at_stop);
+  tcase_add_test (tc, test_stale_pool_reconfigures_once);
   tcase_add_test (tc, test_in_place_off);
   return s;
 }
