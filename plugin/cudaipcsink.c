@@ -51,7 +51,6 @@
 #include "cudaipc-enums.h"
 #include "buffers/slot-offer.h"
 #include "common/error.h"
-#include "common/ticker.h"
 #include "device/device.h"
 #include "metas/metas.h"
 #include "media/timing.h"
@@ -120,7 +119,6 @@ struct _GstCuIpcSink
   /* the properties' values, strings owned (cudaipc_publisher_config_copy),
    * as start() gives them to the publisher: object lock */
   CudaIpcPublisherConfig config;
-  guint stats_interval;
   gboolean in_place;
 
   /* object lock; set in start(), cleared in stop() */
@@ -134,9 +132,6 @@ struct _GstCuIpcSink
   /* streaming thread, from start() to stop() */
   GstFlowReturn flushed;        /* what waiting for preroll gave */
   gboolean warned_metas;        /* that some were left out */
-
-  /* posts the counters every stats-interval; start() to stop() */
-  CudaIpcTicker *ticker;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -154,29 +149,8 @@ GST_ELEMENT_REGISTER_DEFINE (cudaipcsink, "cudaipcsink", GST_RANK_NONE,
 GST_ELEMENT_REGISTER_DEFINE (cuipcsink, "cuipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);
 
-/* Server callbacks: from its I/O thread, without its lock */
-
-static void
-post_client_message (GstCuIpcSink * self, const gchar * what,
-    const gchar * name, gint pid, const gchar * reason)
-{
-  cudaipc_publisher_post_client (GST_ELEMENT (self), what, name, pid, reason);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NUM_CLIENTS]);
-}
-
-static void
-on_client_joined (const gchar * name, gint pid, gpointer user_data)
-{
-  post_client_message (user_data, "cudaipcsink-client-joined", name, pid, NULL);
-}
-
-static void
-on_client_left (const gchar * name, gint pid, const gchar * reason,
-    gpointer user_data)
-{
-  post_client_message (user_data, "cudaipcsink-client-left", name, pid, reason);
-}
-
+/* A server's warning: from its I/O thread, without its lock (the
+ * client messages and stats are the publisher's to post) */
 static void
 on_warning (const gchar * text, const gchar * debug, gpointer user_data)
 {
@@ -212,25 +186,10 @@ on_flushing (gpointer user_data)
 }
 
 static const CudaIpcPublisherCallbacks publisher_callbacks = {
-  {on_client_joined, on_client_left, on_warning},
+  {NULL, NULL, on_warning},
   capture_time,
   on_flushing,
 };
-
-/* The ticker's thread, every stats-interval from start() to stop(). */
-static void
-post_stats (gpointer user_data)
-{
-  GstCuIpcSink *self = user_data;
-  g_autoptr (GPtrArray) clients = g_ptr_array_new ();
-  GstStructure *st;
-
-  GST_OBJECT_LOCK (self);
-  st = cudaipc_publisher_stats_structure (self->publisher, &self->last_stats,
-      clients);
-  GST_OBJECT_UNLOCK (self);
-  cudaipc_publisher_post_stats (GST_ELEMENT (self), st, clients);
-}
 
 /* GObject */
 
@@ -269,31 +228,17 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
       c->ordering = g_value_get_enum (value);
       break;
     case PROP_ON_FULL:
+      c->wait_when_full =
+          g_value_get_enum (value) == GST_CU_IPC_SINK_ON_FULL_WAIT;
+      break;
     case PROP_FULL_TIMEOUT:
-      if (prop_id == PROP_ON_FULL)
-        c->wait_when_full =
-            g_value_get_enum (value) == GST_CU_IPC_SINK_ON_FULL_WAIT;
-      else
-        c->full_timeout_ms = g_value_get_uint (value);
-      /* a render() waiting for a slot reads them again */
-      if (self->publisher)
-        cudaipc_publisher_set_on_full (self->publisher, c->wait_when_full,
-            c->full_timeout_ms);
-      /* the in-place pool waits for a slot as render() would */
-      cudaipc_slot_offer_set_wait (self->offer, c->wait_when_full,
-          c->full_timeout_ms);
+      c->full_timeout_ms = g_value_get_uint (value);
       break;
     case PROP_WAIT_FOR_CONNECTION:
       c->wait_for_connection = g_value_get_boolean (value);
-      if (self->publisher)
-        cudaipc_publisher_set_wait_for_connection (self->publisher,
-            c->wait_for_connection);
       break;
     case PROP_CONSUMER_TIMEOUT:
       c->consumer_timeout_ms = g_value_get_uint (value);
-      if (self->publisher)
-        cudaipc_publisher_set_consumer_timeout (self->publisher,
-            c->consumer_timeout_ms);
       break;
     case PROP_ALLOWED_USERS:
       set_string (&c->allowed_users, value);
@@ -302,7 +247,7 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
       set_string (&c->allowed_groups, value);
       break;
     case PROP_STATS_INTERVAL:
-      self->stats_interval = g_value_get_uint (value);
+      c->stats_interval_ms = g_value_get_uint (value);
       break;
     case PROP_METAS:
       set_string (&c->metas, value);
@@ -314,6 +259,12 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  /* the settings that apply while the sink runs: a render() waiting for a
+   * slot reads them again, and the in-place pool waits as render() would */
+  if (self->publisher)
+    cudaipc_publisher_apply_settings (self->publisher, NULL, c);
+  cudaipc_slot_offer_set_wait (self->offer, c->wait_when_full,
+      c->full_timeout_ms);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -364,7 +315,7 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       g_value_set_string (value, c->allowed_groups);
       break;
     case PROP_STATS_INTERVAL:
-      g_value_set_uint (value, self->stats_interval);
+      g_value_set_uint (value, c->stats_interval_ms);
       break;
     case PROP_METAS:
       g_value_set_string (value, c->metas);
@@ -436,33 +387,17 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   g_auto (CudaIpcPublisherConfig) config = { 0, };
   CudaIpcPublisherFailed failed;
   CudaIpcPublisher *publisher;
-  guint stats_interval;
 
   GST_OBJECT_LOCK (self);
   cudaipc_publisher_config_copy (&config, &self->config);
   config.name = g_strdup (GST_OBJECT_NAME (self));
-  stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
   config.debug_category = GST_CAT_DEFAULT;
   config.debug_object = self;
+  config.element = GST_ELEMENT (self);
 
   publisher = cudaipc_publisher_new (&config, &publisher_callbacks, self,
       &failed, &error);
-  if (failed >= CUDAIPC_PUBLISHER_FAILED_COPIER || publisher) {
-    CudaIpcDevice *dev = publisher ?
-        cudaipc_publisher_get_device (publisher) : NULL;
-
-    if (dev)
-      GST_INFO_OBJECT (self, "opened %s backend on %s",
-          cudaipc_backend_name (config.backend),
-          cudaipc_device_get_name (dev));
-    if (config.backend == CUDAIPC_BACKEND_HOST &&
-        config.device_id != DEFAULT_DEVICE_ID)
-      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-          ("device-id=%d is ignored with backend=host: the ring is in "
-              "shared host memory", config.device_id),
-          ("set backend=cuda for a GPU ring"));
-  }
   if (publisher == NULL) {
     post_start_error (self, failed, error, &config);
     return FALSE;
@@ -478,12 +413,6 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   cudaipc_publisher_stats_clear (&self->last_stats);
   memset (&self->last_stats, 0, sizeof (self->last_stats));
   GST_OBJECT_UNLOCK (self);
-
-  if (stats_interval > 0)
-    self->ticker = cudaipc_ticker_new ("cudaipcsink-stats", stats_interval,
-        post_stats, self);
-
-  GST_INFO_OBJECT (self, "listening on %s", config.socket_name);
   return TRUE;
 }
 
@@ -492,9 +421,6 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   CudaIpcPublisher *publisher;
-
-  /* joined here: no tick runs from now on */
-  g_clear_pointer (&self->ticker, cudaipc_ticker_free);
 
   GST_OBJECT_LOCK (self);
   publisher = self->publisher;
@@ -952,7 +878,6 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   /* the publisher's defaults are the properties' (publisher.h) */
   cudaipc_publisher_config_init (&self->config);
   self->config.metas = g_strdup (DEFAULT_METAS);
-  self->stats_interval = DEFAULT_STATS_INTERVAL;
   self->in_place = DEFAULT_IN_PLACE;
   self->offer = cudaipc_slot_offer_new (GST_ELEMENT (self),
       GST_BASE_SINK_PAD (self), GST_CAT_DEFAULT);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "producer/publisher.h"
+#include "common/ticker.h"
 #include "common/debug.h"
 
 G_BEGIN_DECLS
@@ -21,6 +22,9 @@ G_BEGIN_DECLS
         __VA_ARGS__)
 #define PUB_DEBUG(pub, ...) \
     GST_CAT_DEBUG_OBJECT ((pub)->debug_category, (pub)->debug_object, \
+        __VA_ARGS__)
+#define PUB_INFO(pub, ...) \
+    GST_CAT_INFO_OBJECT ((pub)->debug_category, (pub)->debug_object, \
         __VA_ARGS__)
 #define PUB_WARNING(pub, ...) \
     GST_CAT_WARNING_OBJECT ((pub)->debug_category, (pub)->debug_object, \
@@ -37,6 +41,8 @@ struct _CudaIpcPublisher
   guint ring_size;              /* as configured, for error text */
   GstDebugCategory *debug_category;
   gpointer debug_object;
+  GstElement *element;          /* messages go there, or NULL */
+  CudaIpcTicker *ticker;        /* posts the stats; until stop() */
 
   /* the producer thread */
   CudaIpcMetaFilter *meta_filter;       /* of metas, read at new() */

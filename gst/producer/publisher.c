@@ -62,6 +62,83 @@ cudaipc_publisher_config_clear (CudaIpcPublisherConfig * config)
   g_clear_pointer ((gchar **) & config->metas, g_free);
 }
 
+/* The server's notices, from its I/O thread: the element's messages,
+ * then the front door's callbacks. */
+
+static void
+post_client (CudaIpcPublisher * pub, const gchar * what, const gchar * name,
+    gint pid, const gchar * reason)
+{
+  GstStructure *s;
+
+  if (pub->element == NULL)
+    return;
+  s = gst_structure_new (what, "name", G_TYPE_STRING, name,
+      "pid", G_TYPE_INT, pid, NULL);
+  if (reason)
+    gst_structure_set (s, "reason", G_TYPE_STRING, reason, NULL);
+  gst_element_post_message (pub->element,
+      gst_message_new_element (GST_OBJECT (pub->element), s));
+  g_object_notify (G_OBJECT (pub->element), "num-clients");
+}
+
+static void
+on_client_joined (const gchar * name, gint pid, gpointer user_data)
+{
+  CudaIpcPublisher *pub = user_data;
+
+  post_client (pub, "cudaipcsink-client-joined", name, pid, NULL);
+  if (pub->callbacks.server.client_joined)
+    pub->callbacks.server.client_joined (name, pid, pub->user_data);
+}
+
+static void
+on_client_left (const gchar * name, gint pid, const gchar * reason,
+    gpointer user_data)
+{
+  CudaIpcPublisher *pub = user_data;
+
+  post_client (pub, "cudaipcsink-client-left", name, pid, reason);
+  if (pub->callbacks.server.client_left)
+    pub->callbacks.server.client_left (name, pid, reason, pub->user_data);
+}
+
+static void
+on_warning (const gchar * text, const gchar * debug, gpointer user_data)
+{
+  CudaIpcPublisher *pub = user_data;
+
+  if (pub->callbacks.server.warning)
+    pub->callbacks.server.warning (text, debug, pub->user_data);
+}
+
+static const CudaIpcServerCallbacks server_callbacks = {
+  on_client_joined, on_client_left, on_warning,
+};
+
+/* The ticker's thread, every stats_interval_ms from new() to stop():
+ * flat structures, readable as gst-launch-1.0 -m prints them, the totals
+ * then one message per consumer. */
+static void
+post_stats (gpointer user_data)
+{
+  CudaIpcPublisher *pub = user_data;
+  g_autoptr (GPtrArray) clients = g_ptr_array_new ();
+  GstStructure *totals = cudaipc_publisher_stats_structure (pub, NULL,
+      clients);
+
+  gst_structure_set_name (totals, "cudaipcsink-stats");
+  gst_element_post_message (pub->element,
+      gst_message_new_element (GST_OBJECT (pub->element), totals));
+  for (guint i = 0; i < clients->len; i++) {
+    GstStructure *cs = g_ptr_array_index (clients, i);
+
+    gst_structure_set_name (cs, "cudaipcsink-client-stats");
+    gst_element_post_message (pub->element,
+        gst_message_new_element (GST_OBJECT (pub->element), cs));
+  }
+}
+
 /* The server for @config on the publisher's device. */
 static CudaIpcServer *
 new_server (CudaIpcPublisher * pub, const CudaIpcPublisherConfig * config,
@@ -85,8 +162,7 @@ new_server (CudaIpcPublisher * pub, const CudaIpcPublisherConfig * config,
     sc.before_replace = cudaipc_copier_wait_all;
     sc.before_replace_data = pub->copier;
   }
-  return cudaipc_server_new (pub->dev, &sc, &pub->callbacks.server,
-      pub->user_data, error);
+  return cudaipc_server_new (pub->dev, &sc, &server_callbacks, pub, error);
 }
 
 #define FAIL(part) G_STMT_START { \
@@ -119,6 +195,7 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
   pub->debug_category = config->debug_category ? config->debug_category :
       cudaipc_publisher_debug;
   pub->debug_object = config->debug_object;
+  pub->element = config->element;
   pub->meta_blob = g_byte_array_new ();
   pub->wait_when_full = config->wait_when_full;
   pub->full_timeout_ms = config->full_timeout_ms;
@@ -140,6 +217,15 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
   pub->dev = cudaipc_device_new (config->backend, config->device_id, error);
   if (pub->dev == NULL)
     FAIL (DEVICE);
+  PUB_INFO (pub, "opened %s backend on %s",
+      cudaipc_backend_name (config->backend),
+      cudaipc_device_get_name (pub->dev));
+  if (config->backend == CUDAIPC_BACKEND_HOST && config->element &&
+      config->device_id != CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID)
+    GST_ELEMENT_WARNING (config->element, RESOURCE, SETTINGS,
+        ("device-id=%d is ignored with backend=host: the ring is in "
+            "shared host memory", config->device_id),
+        ("set backend=cuda for a GPU ring"));
   if (config->copier) {
     pub->copier = cudaipc_copier_new (pub->dev, config->ring_size, error);
     if (pub->copier == NULL)
@@ -148,6 +234,10 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
   pub->server = new_server (pub, config, uids, gids, error);
   if (pub->server == NULL)
     FAIL (SERVER);
+  PUB_INFO (pub, "listening on %s", config->socket_name);
+  if (pub->element && config->stats_interval_ms > 0)
+    pub->ticker = cudaipc_ticker_new ("cudaipcsink-stats",
+        config->stats_interval_ms, post_stats, pub);
   return g_steal_pointer (&pub);
 }
 
@@ -192,6 +282,9 @@ cudaipc_publisher_stop (CudaIpcPublisher * pub)
   CudaIpcCopier *copier;
 
   g_return_if_fail (pub != NULL);
+
+  /* joined here: no tick runs from now on */
+  g_clear_pointer (&pub->ticker, cudaipc_ticker_free);
 
   /* no copy may be in flight when the server frees the slots and fences */
   g_mutex_lock (&pub->lock);
@@ -274,13 +367,13 @@ cudaipc_publisher_apply_settings (CudaIpcPublisher * pub,
 {
   g_return_if_fail (pub != NULL);
 
-  if (was->wait_when_full != now->wait_when_full
+  if (was == NULL || was->wait_when_full != now->wait_when_full
       || was->full_timeout_ms != now->full_timeout_ms)
     cudaipc_publisher_set_on_full (pub, now->wait_when_full,
         now->full_timeout_ms);
-  if (was->wait_for_connection != now->wait_for_connection)
+  if (was == NULL || was->wait_for_connection != now->wait_for_connection)
     cudaipc_publisher_set_wait_for_connection (pub, now->wait_for_connection);
-  if (was->consumer_timeout_ms != now->consumer_timeout_ms)
+  if (was == NULL || was->consumer_timeout_ms != now->consumer_timeout_ms)
     cudaipc_publisher_set_consumer_timeout (pub, now->consumer_timeout_ms);
 }
 
@@ -476,36 +569,4 @@ cudaipc_publisher_stats_structure (CudaIpcPublisher * pub,
       "application/x-cudaipcsink-stats", clients);
   cudaipc_publisher_stats_clear (&stats);
   return st;
-}
-
-void
-cudaipc_publisher_post_stats (GstElement * element, GstStructure * totals,
-    GPtrArray * clients)
-{
-  /* flat structures, readable as gst-launch-1.0 -m prints them: the
-   * totals, then one message per consumer */
-  gst_structure_set_name (totals, "cudaipcsink-stats");
-  gst_element_post_message (element,
-      gst_message_new_element (GST_OBJECT (element), totals));
-  for (guint i = 0; i < clients->len; i++) {
-    GstStructure *cs = g_ptr_array_index (clients, i);
-
-    gst_structure_set_name (cs, "cudaipcsink-client-stats");
-    gst_element_post_message (element,
-        gst_message_new_element (GST_OBJECT (element), cs));
-  }
-}
-
-void
-cudaipc_publisher_post_client (GstElement * element, const gchar * what,
-    const gchar * name, gint pid, const gchar * reason)
-{
-  GstStructure *s;
-
-  s = gst_structure_new (what, "name", G_TYPE_STRING, name,
-      "pid", G_TYPE_INT, pid, NULL);
-  if (reason)
-    gst_structure_set (s, "reason", G_TYPE_STRING, reason, NULL);
-  gst_element_post_message (element,
-      gst_message_new_element (GST_OBJECT (element), s));
 }

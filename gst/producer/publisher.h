@@ -103,6 +103,14 @@ typedef struct
    * of which object (may be NULL; not referenced) */
   GstDebugCategory *debug_category;
   gpointer debug_object;
+  /* the element the producer runs in (not referenced: it outlives the
+   * publisher), or NULL. The publisher posts its element messages on it,
+   * "cudaipcsink-client-joined" and "-left" from the server's I/O thread
+   * (and notifies its "num-clients" then), and, every stats_interval_ms
+   * (0: never) until stop(), "cudaipcsink-stats" and one
+   * "cudaipcsink-client-stats" per consumer from a thread of its own. */
+  GstElement *element;
+  guint stats_interval_ms;
 } CudaIpcPublisherConfig;
 
 void cudaipc_publisher_config_init (CudaIpcPublisherConfig * config);
@@ -170,7 +178,8 @@ void cudaipc_publisher_set_wait_for_connection (CudaIpcPublisher * pub,
 void cudaipc_publisher_set_consumer_timeout (CudaIpcPublisher * pub,
     guint timeout_ms);
 /* The setters' settings (on-full, wait-for-connection, consumer-timeout)
- * that @now has otherwise than @was, the config new() was given. */
+ * that @now has otherwise than @was, the config new() was given; every
+ * one of them where @was is NULL. */
 void cudaipc_publisher_apply_settings (CudaIpcPublisher * pub,
     const CudaIpcPublisherConfig * was, const CudaIpcPublisherConfig * now);
 /* TRUE: every wait ends (the flushing callback says what next). */
@@ -277,15 +286,6 @@ GstStructure *cudaipc_publisher_stats_to_structure (const
  * @pub is NULL (those of a stopped one); @clients as above. */
 GstStructure *cudaipc_publisher_stats_structure (CudaIpcPublisher * pub,
     const CudaIpcPublisherStats * last, GPtrArray * clients);
-/* Posts on @element the element message @what with a client's @name,
- * @pid and, unless NULL, @reason. */
-void cudaipc_publisher_post_client (GstElement * element, const gchar * what,
-    const gchar * name, gint pid, const gchar * reason);
-/* Posts on @element, taking them: @totals (from stats_structure() with
- * @clients) as "cudaipcsink-stats", then each structure of @clients as
- * "cudaipcsink-client-stats". */
-void cudaipc_publisher_post_stats (GstElement * element,
-    GstStructure * totals, GPtrArray * clients);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcPublisher, cudaipc_publisher_free);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcPublisherConfig,
