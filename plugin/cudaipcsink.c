@@ -49,7 +49,7 @@
 
 #include "cudaipcsink.h"
 #include "cudaipc-enums.h"
-#include "buffers/slot-offer.h"
+#include "producer/slot-offer.h"
 #include "common/error.h"
 #include "device/device.h"
 #include "metas/metas.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "producer/publisher-private.h"
-#include "buffers/slot-pool.h"
+#include "producer/slot-pool.h"
 #include "media/media.h"
 
 /* acquire(): no deadline computed yet (-1 and times are taken) */

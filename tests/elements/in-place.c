@@ -19,7 +19,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
-#include "buffers/slot-pool.h"
+#include "producer/slot-pool.h"
 #include "test-main.h"
 #include "test-pattern.h"
 #include "test-pool.h"

@@ -12,8 +12,8 @@
 #include "config.h"
 #endif
 
-#include "buffers/slot-pool.h"
-#include "buffers/slot-lender.h"
+#include "producer/slot-pool.h"
+#include "producer/slot-lender.h"
 #include "ring/block.h"
 #include "common/debug.h"
 #include "buffers/gstcuda.h"

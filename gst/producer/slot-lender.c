@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "buffers/slot-lender.h"
+#include "producer/slot-lender.h"
 #include "ring/block.h"
 #include "common/debug.h"
 

@@ -7,8 +7,8 @@
 #include "config.h"
 #endif
 
-#include "buffers/slot-offer.h"
-#include "buffers/slot-pool.h"
+#include "producer/slot-offer.h"
+#include "producer/slot-pool.h"
 #include "buffers/gstcuda.h"
 #include "common/debug.h"
 

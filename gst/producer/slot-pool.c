@@ -8,8 +8,8 @@
 #include "config.h"
 #endif
 
-#include "buffers/slot-pool.h"
-#include "buffers/slot-lender.h"
+#include "producer/slot-pool.h"
+#include "producer/slot-lender.h"
 #include "buffers/gstcuda.h"
 #include "ring/block.h"
 #include "common/debug.h"
