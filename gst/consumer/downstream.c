@@ -74,11 +74,18 @@ queue_event (CudaIpcDownstream * d, GstEvent * event)
 void
 cudaipc_downstream_buffer_out (CudaIpcDownstream * d)
 {
-  /* the source's parent class: basesrc's send_event */
-  GstElementClass *parent =
-      g_type_class_peek_parent (G_OBJECT_GET_CLASS (d->src));
+  GstElementClass *parent;
   gboolean queueable = TRUE;
   GstEvent *event;
+
+  /* most frames come with no event held */
+  if (g_queue_is_empty (&d->pending_events)) {
+    d->pushed_any = TRUE;
+    d->segment_pending = FALSE;
+    return;
+  }
+  /* the source's parent class: basesrc's send_event */
+  parent = g_type_class_peek_parent (G_OBJECT_GET_CLASS (d->src));
 
   /* basesrc queues these types only (its send_event); with any other, all
    * go out now, in order, ahead of a new segment */
@@ -92,8 +99,7 @@ cudaipc_downstream_buffer_out (CudaIpcDownstream * d)
   /* pushed here, they would overtake the segment basesrc pushes before
    * the next buffer: that segment goes first (basesrc sends it again,
    * unchanged, which downstream takes as the same segment) */
-  if (!queueable && !g_queue_is_empty (&d->pending_events) &&
-      (!d->pushed_any || d->segment_pending)) {
+  if (!queueable && (!d->pushed_any || d->segment_pending)) {
     GstSegment seg;
 
     GST_OBJECT_LOCK (d->src);

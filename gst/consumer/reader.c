@@ -292,12 +292,6 @@ cudaipc_reader_get_path (CudaIpcReader * r)
   return r->path;
 }
 
-guint
-cudaipc_reader_get_connections (CudaIpcReader * r)
-{
-  return r->connections;
-}
-
 CudaIpcClient *
 cudaipc_reader_get_client (CudaIpcReader * r)
 {

@@ -145,8 +145,6 @@ gboolean cudaipc_reader_start (CudaIpcReader * reader, GError ** error);
 void cudaipc_reader_stop (CudaIpcReader * reader);
 /* The socket path of this run (from start() on). */
 const gchar *cudaipc_reader_get_path (CudaIpcReader * reader);
-/* Connections made since start(). */
-guint cudaipc_reader_get_connections (CudaIpcReader * reader);
 /* The client, for its info and stats (borrowed). */
 CudaIpcClient *cudaipc_reader_get_client (CudaIpcReader * reader);
 
