@@ -597,20 +597,25 @@ GST_END_TEST;
 /* Unwelcome neighbours */
 
 /* In a forked child of user 65534 (no CUDA in this suite: forking is
- * fine): opens @n connections to @name, counts those that got BYE of
- * @reason within a second without sending anything, writes the count to
- * @ctl and keeps the connections open until @ctl says go. With @hello it
- * instead joins with one connection and reports 1 when it got the ring's
- * or any message past the handshake. */
+ * fine): once the parent has noted its pid, opens @n connections to @name,
+ * counts those that got BYE of @reason within a second without sending
+ * anything, writes the count to its end of @pair (pair[1]) and keeps the
+ * connections open until the parent says go. With @hello it instead joins
+ * with one connection and reports 1 when it got the ring's or any message
+ * past the handshake. */
 static pid_t
-spawn_neighbour (int ctl, const gchar * name, guint n, guint32 reason,
-    gboolean hello)
+spawn_neighbour (const int pair[2], const gchar * name, guint n,
+    guint32 reason, gboolean hello)
 {
+  int ctl = pair[1];
   pid_t pid = fork ();
 
   fail_unless (pid >= 0);
   if (pid > 0) {
+    /* the child connects only once its pid is known here, so that
+     * on_joined never sees it first */
     g_atomic_int_set (&neighbour_pid, pid);
+    fail_unless_equals_int (write (pair[0], "s", 1), 1);
     return pid;
   }
 
@@ -620,6 +625,9 @@ spawn_neighbour (int ctl, const gchar * name, guint n, guint32 reason,
     CudaIpcConn **conns = g_new0 (CudaIpcConn *, n);
     guint32 count = 0;
     char go;
+
+    if (read (ctl, &go, 1) != 1)
+      _exit (5);
 
     for (guint i = 0; i < n; i++) {
       int fd = -1, ret, tries = 0;
@@ -701,7 +709,7 @@ GST_START_TEST (test_refused_at_accept)
   s = start_server_with (&config);
   fds_server = cudaipc_test_count_fds ();
   fail_unless (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0);
-  pid = spawn_neighbour (ctl[1], name, 200, CUDAIPC_BYE_PERMISSION, FALSE);
+  pid = spawn_neighbour (ctl, name, 200, CUDAIPC_BYE_PERMISSION, FALSE);
   close (ctl[1]);
   fail_unless_equals_int (neighbour_report (ctl[0]), 200);
   /* the neighbour still holds its 200 connections open */
@@ -764,7 +772,7 @@ GST_START_TEST (test_pending_capped_per_user)
 
   /* user 65534 has its own share */
   fail_unless (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) == 0);
-  pid = spawn_neighbour (ctl[1], name, 1, 0, TRUE);
+  pid = spawn_neighbour (ctl, name, 1, 0, TRUE);
   close (ctl[1]);
   fail_unless_equals_int (neighbour_report (ctl[0]), 1);
   expect_notice ("joined neighbour");
