@@ -410,7 +410,7 @@ parse_ring (GstByteReader * r, guint n_fds, CudaIpcRingMsg * m)
       !gst_byte_reader_get_uint32_le (r, &reserved))
     return -EBADMSG;
   if (m->n_slots == 0 || reserved != 0 ||
-      (m->flags & ~CUDAIPC_RING_HAS_FENCE) != 0)
+      (m->flags & ~CUDAIPC_RING_FLAGS_KNOWN) != 0)
     return -EBADMSG;
   if (n_fds != ((m->flags & CUDAIPC_RING_HAS_FENCE) ? 1u : 0u))
     return -EPROTO;

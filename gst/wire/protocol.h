@@ -53,7 +53,7 @@ typedef enum
   CUDAIPC_BACKEND_CUDA = 1,
 } CudaIpcBackend;
 
-#define CUDAIPC_PROTOCOL_VERSION 2
+#define CUDAIPC_PROTOCOL_VERSION 3
 #define CUDAIPC_HEADER_SIZE 16
 #define CUDAIPC_MAX_PAYLOAD (64 * 1024)
 #define CUDAIPC_MAX_MESSAGE (CUDAIPC_HEADER_SIZE + CUDAIPC_MAX_PAYLOAD)
@@ -90,6 +90,8 @@ typedef enum
 
 /* RING flags */
 #define CUDAIPC_RING_HAS_FENCE (1u << 0)        /* one fd: the fence page */
+#define CUDAIPC_RING_LIVE (1u << 1)     /* the producer's stream is live */
+#define CUDAIPC_RING_FLAGS_KNOWN (CUDAIPC_RING_HAS_FENCE | CUDAIPC_RING_LIVE)
 /* The fence page's size: one 64-bit word per slot, at 8 * slot. */
 #define CUDAIPC_FENCE_PAGE_SIZE 4096
 

@@ -847,7 +847,7 @@ GST_END_TEST;
 /* RING's fence page: its flag and its one fd go together. */
 GST_START_TEST (test_ring_fence)
 {
-  CudaIpcMsg msg;
+  CudaIpcMsg msg, out;
   gsize len;
 
   fill_sample (&msg, CUDAIPC_MSG_RING);
@@ -880,8 +880,14 @@ GST_START_TEST (test_ring_fence)
   /* unknown flags, and the reserved word */
   msg.n_fds = 0;
   len = build_ok (&msg, 1);
-  GST_WRITE_UINT32_LE (buf + RING_FLAGS, 2);
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, 4);
   expect_parse_error (len, 0, -EBADMSG);
+  /* LIVE is known */
+  len = build_ok (&msg, 1);
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, CUDAIPC_RING_LIVE);
+  fail_unless_equals_int (cudaipc_msg_parse (buf, len, NULL, 0, &out), 0);
+  fail_unless_equals_int (out.u.ring.flags, CUDAIPC_RING_LIVE);
+  cudaipc_msg_clear (&out);
   len = build_ok (&msg, 1);
   GST_WRITE_UINT32_LE (buf + RING_RESERVED, 1);
   expect_parse_error (len, 0, -EBADMSG);

@@ -935,9 +935,13 @@ GST_START_TEST (test_version_mismatch)
   gchar *text;
 
   send_hello (c, CUDAIPC_PROTOCOL_VERSION + 1, CUDAIPC_BACKEND_HOST, "new");
-  expect_bye (c, CUDAIPC_BYE_VERSION, "protocol version 3 is not supported");
+  text = g_strdup_printf ("protocol version %d is not supported",
+      CUDAIPC_PROTOCOL_VERSION + 1);
+  expect_bye (c, CUDAIPC_BYE_VERSION, text);
+  g_free (text);
   text = g_strdup_printf ("warning Refused consumer (pid %d): protocol "
-      "version 3 is not supported, this producer speaks 2", getpid ());
+      "version %d is not supported, this producer speaks %d", getpid (),
+      CUDAIPC_PROTOCOL_VERSION + 1, CUDAIPC_PROTOCOL_VERSION);
   expect_notice (text);
   g_free (text);
   fail_unless_equals_int (cudaipc_server_get_n_clients (s), 0);
