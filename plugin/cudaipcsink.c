@@ -77,6 +77,7 @@ enum
   PROP_STATS_INTERVAL,
   PROP_METAS,
   PROP_IN_PLACE,
+  PROP_ENABLE_LAST_SAMPLE,
   PROP_NUM_CLIENTS,
   PROP_STATS,
   N_PROPERTIES
@@ -128,6 +129,9 @@ struct _GstCuIpcSink
   /* the in-place pool, its wait and context (slot-offer.h): init to
    * finalize */
   CudaIpcSlotOffer *offer;
+
+  /* object lock: upstream is live (its LATENCY answer at the last caps) */
+  gboolean live;
 
   /* streaming thread, from start() to stop() */
   GstFlowReturn flushed;        /* what waiting for preroll gave */
@@ -200,12 +204,29 @@ set_string (const gchar ** field, const GValue * value)
   *field = g_value_dup_string (value);
 }
 
+/* With the object lock: how long the in-place pool waits for a slot, as
+ * render() would: full-timeout for a live stream, as long as it takes
+ * for one that is not (the publisher does the same for render()). */
+static void
+apply_wait_locked (GstCuIpcSink * self)
+{
+  cudaipc_slot_offer_set_wait (self->offer, self->config.wait_when_full,
+      self->live ? self->config.full_timeout_ms : 0);
+}
+
 static void
 gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (object);
   CudaIpcPublisherConfig *c = &self->config;
+
+  /* GstBaseSink's, which takes the object lock itself */
+  if (prop_id == PROP_ENABLE_LAST_SAMPLE) {
+    gst_base_sink_set_last_sample_enabled (GST_BASE_SINK (self),
+        g_value_get_boolean (value));
+    return;
+  }
 
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
@@ -263,8 +284,7 @@ gst_cu_ipc_sink_set_property (GObject * object, guint prop_id,
    * slot reads them again, and the in-place pool waits as render() would */
   if (self->publisher)
     cudaipc_publisher_apply_settings (self->publisher, NULL, c);
-  cudaipc_slot_offer_set_wait (self->offer, c->wait_when_full,
-      c->full_timeout_ms);
+  apply_wait_locked (self);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -322,6 +342,10 @@ gst_cu_ipc_sink_get_property (GObject * object, guint prop_id,
       break;
     case PROP_IN_PLACE:
       g_value_set_boolean (value, self->in_place);
+      break;
+    case PROP_ENABLE_LAST_SAMPLE:
+      g_value_set_boolean (value,
+          gst_base_sink_is_last_sample_enabled (GST_BASE_SINK (self)));
       break;
     case PROP_NUM_CLIENTS:
       g_value_set_uint (value, self->publisher ?
@@ -447,12 +471,30 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   return TRUE;
 }
 
+/* Whether upstream is live: a camera or a network source goes on at its
+ * own pace, a file or a decoder waits for us. Asked at each caps, in the
+ * streaming thread; FALSE where nobody answers. */
+static gboolean
+upstream_is_live (GstCuIpcSink * self)
+{
+  GstQuery *query = gst_query_new_latency ();
+  gboolean live = FALSE;
+
+  if (gst_pad_peer_query (GST_BASE_SINK_PAD (self), query))
+    gst_query_parse_latency (query, &live, NULL, NULL);
+  gst_query_unref (query);
+  GST_INFO_OBJECT (self, "upstream is %slive: consumers keep %s", live ? "" :
+      "not ", live ? "the newest frames" : "every frame");
+  return live;
+}
+
 static gboolean
 gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
   g_autoptr (GError) error = NULL;
   GstVideoInfo info;
+  gboolean live;
 
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
@@ -462,6 +504,13 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   }
 
   GST_DEBUG_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
+  /* before the ring is built: it tells consumers what to keep */
+  live = upstream_is_live (self);
+  GST_OBJECT_LOCK (self);
+  self->live = live;
+  apply_wait_locked (self);
+  GST_OBJECT_UNLOCK (self);
+  cudaipc_publisher_set_live (self->publisher, live);
   if (!cudaipc_publisher_set_caps (self->publisher, caps, &info, &error)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", error->message),
         ("caps %" GST_PTR_FORMAT, caps));
@@ -824,6 +873,19 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
       DEFAULT_IN_PLACE, PARAM_PLAYING);
 
   /**
+   * GstCuIpcSink:enable-last-sample:
+   *
+   * GstBaseSink's, false here by default: the last sample of a frame
+   * written in place is a ring slot, which it would keep from the
+   * consumers.
+   */
+  properties[PROP_ENABLE_LAST_SAMPLE] =
+      g_param_spec_boolean ("enable-last-sample", "Enable Last Buffer",
+      "Keep the last frame as last-sample (false by default: a frame "
+      "written in place would keep its ring slot)", FALSE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+
+  /**
    * GstCuIpcSink:num-clients:
    *
    * Number of consumers connected that finished their handshake.
@@ -881,6 +943,7 @@ gst_cu_ipc_sink_init (GstCuIpcSink * self)
   self->in_place = DEFAULT_IN_PLACE;
   self->offer = cudaipc_slot_offer_new (GST_ELEMENT (self),
       GST_BASE_SINK_PAD (self), GST_CAT_DEFAULT);
-  cudaipc_slot_offer_set_wait (self->offer, self->config.wait_when_full,
-      self->config.full_timeout_ms);
+  apply_wait_locked (self);
+  /* a last sample of a frame written in place would keep a ring slot */
+  gst_base_sink_set_last_sample_enabled (GST_BASE_SINK (self), FALSE);
 }

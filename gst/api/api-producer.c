@@ -77,8 +77,11 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
   gboolean ok;
 
   cudaipc_producer_options_init (&p->opts);
-  if (options && options->struct_size >= sizeof (p->opts))
-    p->opts = *options;
+  /* a caller built against an older, shorter struct: what it has */
+  if (options && options->struct_size >= G_STRUCT_OFFSET
+      (cudaipc_producer_options, live))
+    memcpy (&p->opts, options, MIN (options->struct_size, sizeof (p->opts)));
+  p->opts.struct_size = sizeof (p->opts);
   p->error = g_strdup ("");
   if (socket_path == NULL || caps_str == NULL)
     return new_failed (p, g_strdup ("a socket path and caps are needed"));
@@ -122,6 +125,7 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
   p->publisher = cudaipc_publisher_new (&config, NULL, NULL, NULL, &err);
   if (p->publisher == NULL)
     return new_failed (p, g_strdup (err->message));
+  cudaipc_publisher_set_live (p->publisher, p->opts.live != 0);
   caps = gst_video_info_to_caps (&p->info);
   ok = cudaipc_publisher_set_caps (p->publisher, caps, &p->info, &err);
   gst_caps_unref (caps);

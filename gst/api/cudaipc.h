@@ -271,6 +271,12 @@ typedef struct
   int32_t wait_when_full;       /* wait for a free slot (1) or drop (0) */
   uint32_t full_timeout_ms;     /* how long to wait (1000; 0: ever) */
   uint32_t socket_mode;         /* the socket file's mode (0660) */
+  /* the stream is live, a camera's (0: a file's or a decoder's, whose
+   * consumers get every frame, the producer waiting for the slowest
+   * without a time limit; 1: consumers keep the newest frames and a
+   * publish() waits at most full_timeout_ms). The last field: a caller
+   * whose struct_size ends before it gets 0. */
+  int32_t live;
 } cudaipc_producer_options;
 
 CUDAIPC_API void cudaipc_producer_options_init (cudaipc_producer_options *

@@ -58,7 +58,8 @@ acquire (CudaIpcPublisher * pub, const CudaIpcPublisherFrame * frame,
   do {
     guint full_timeout = frame->full_timeout_ms;
 
-    if (full_timeout == 0)
+    /* a stream that is not live waits for its slowest consumer */
+    if (full_timeout == 0 && g_atomic_int_get (&pub->live))
       full_timeout = g_atomic_int_get (&pub->full_timeout_ms);
     if (!g_atomic_int_get (&pub->wait_when_full) || waited) {
       until = 0;

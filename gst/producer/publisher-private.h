@@ -53,6 +53,7 @@ struct _CudaIpcPublisher
   /* the settings: atomic, any thread */
   gint wait_when_full;
   guint full_timeout_ms;
+  gint live;                    /* atomic */
   gint wait_for_connection;
 
   /* the counters, and the copier's going: under @lock */

@@ -344,6 +344,23 @@ cudaipc_publisher_set_on_full (CudaIpcPublisher * pub,
 }
 
 void
+cudaipc_publisher_set_live (CudaIpcPublisher * pub, gboolean live)
+{
+  g_return_if_fail (pub != NULL);
+
+  g_atomic_int_set (&pub->live, ! !live);
+  cudaipc_server_set_live (pub->server, live);
+  cudaipc_server_wake (pub->server);
+}
+
+gboolean
+cudaipc_publisher_get_live (CudaIpcPublisher * pub)
+{
+  g_return_val_if_fail (pub != NULL, FALSE);
+  return g_atomic_int_get (&pub->live) != 0;
+}
+
+void
 cudaipc_publisher_set_wait_for_connection (CudaIpcPublisher * pub,
     gboolean wait)
 {
@@ -493,6 +510,7 @@ cudaipc_publisher_get_stats (CudaIpcPublisher * pub,
     stats->copies = pub->last_copies;
   stats->frames_in_place = pub->frames_in_place;
   stats->metas = pub->metas;
+  stats->live = g_atomic_int_get (&pub->live) != 0;
   g_mutex_unlock (&pub->lock);
 }
 
@@ -548,7 +566,8 @@ cudaipc_publisher_stats_to_structure (const CudaIpcPublisherStats * stats,
       "frames-in-place", G_TYPE_UINT64, stats->frames_in_place,
       "metas-sent", G_TYPE_UINT64, (guint64) stats->metas.carried,
       "metas-skipped", G_TYPE_UINT64, (guint64) stats->metas.skipped,
-      "metas-dropped", G_TYPE_UINT64, (guint64) stats->metas.dropped, NULL);
+      "metas-dropped", G_TYPE_UINT64, (guint64) stats->metas.dropped,
+      "live", G_TYPE_BOOLEAN, stats->live, NULL);
   if (clients == NULL)
     gst_structure_take_value (st, "client-stats", &array);
   return st;

@@ -96,7 +96,8 @@ typedef struct
   gboolean copier;
   /* the settings the setters change later */
   gboolean wait_when_full;
-  guint full_timeout_ms;        /* 0: as long as it takes */
+  guint full_timeout_ms;        /* 0: as long as it takes; live streams
+                                 * only (set_live()) */
   gboolean wait_for_connection;
   guint consumer_timeout_ms;    /* 0: never */
   /* where publish() logs (NULL: the library's "cudaipcpublisher"), and
@@ -186,6 +187,16 @@ void cudaipc_publisher_apply_settings (CudaIpcPublisher * pub,
 void cudaipc_publisher_set_flushing (CudaIpcPublisher * pub,
     gboolean flushing);
 
+/* Whether the stream is live (a camera, not a file): consumers keep
+ * every frame of one that is not, and the newest of one that is
+ * (design.md, Every frame or the newest). Set before the first frame,
+ * and again where it changes (then the ring is replaced). Not live, a
+ * wait for a free slot with wait_when_full has no time limit: only the
+ * caller's own (CudaIpcPublisherFrame's full_timeout_ms) ends it. FALSE
+ * until set; any thread. */
+void cudaipc_publisher_set_live (CudaIpcPublisher * pub, gboolean live);
+gboolean cudaipc_publisher_get_live (CudaIpcPublisher * pub);
+
 /* The caps of the frames that follow (fixed raw video), and their
  * layout @info (the plane layout of a frame without a video meta, the
  * slots' least size). FALSE: they cannot be shared (server.h). */
@@ -204,7 +215,8 @@ typedef struct
   guint64 size;
   gboolean on_device;
   /* how long to wait for a free slot with wait_when_full; 0: the
-   * publisher's full_timeout_ms */
+   * publisher's full_timeout_ms where the stream is live, as long as it
+   * takes where it is not */
   guint full_timeout_ms;
   /* refuse (INVALID) a frame whose metas do not all fit in a FRAME,
    * before a slot is taken; else they are left out and counted */
@@ -269,6 +281,7 @@ typedef struct
   CudaIpcCopierCounts copies;
   guint64 frames_in_place;      /* published as upstream wrote them */
   CudaIpcMetaCounts metas;      /* of the frames that went out */
+  gboolean live;                /* set_live() */
 } CudaIpcPublisherStats;
 
 /* Fills in @stats (@pub NULL: every counter 0). */

@@ -343,6 +343,8 @@ cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
   msg.u.ring.generation = cudaipc_ring_get_generation (ring);
   msg.u.ring.n_slots = n_slots;
   msg.u.ring.slot_size = cudaipc_ring_get_slot_size (ring);
+  if (s->live)
+    msg.u.ring.flags |= CUDAIPC_RING_LIVE;
   if (s->fence_page && (c->caps & CUDAIPC_CAP_FENCE)) {
     msg.u.ring.flags |= CUDAIPC_RING_HAS_FENCE;
     msg.fds[0] = cudaipc_fence_page_get_fd (s->fence_page);     /* borrowed */

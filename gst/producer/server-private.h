@@ -115,6 +115,8 @@ struct _CudaIpcServer
   gboolean retire_ring;         /* a consumer was dropped holding slots of
                                  * the ring: the next acquire() replaces it */
   guint64 rings_retired;
+  gboolean live;                /* RING's LIVE bit */
+  gboolean live_changed;        /* since the ring was built */
   gchar *caps_str;
   guint32 caps_id;
   guint64 min_slot_size;        /* a frame of the current caps */

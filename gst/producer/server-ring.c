@@ -146,17 +146,18 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
   CudaIpcRing *ring;
   guint64 want;
 
-  if (s->ring && !s->retire_ring &&
+  if (s->ring && !s->retire_ring && !s->live_changed &&
       cudaipc_ring_get_slot_size (s->ring) >= size)
     return TRUE;
   if (s->ring && s->before_replace &&
       !s->before_replace (s->retire_ring ? "a consumer was dropped while it "
-          "held slots: its frames must not change" : "a frame does not fit "
-          "the slots", s->before_replace_data, error))
+          "held slots: its frames must not change" : s->live_changed ?
+          "the stream became live, or stopped being live" :
+          "a frame does not fit the slots", s->before_replace_data, error))
     return FALSE;
 
   want = MAX (size, s->min_slot_size);
-  if (s->ring && s->retire_ring)
+  if (s->ring && (s->retire_ring || s->live_changed))
     want = MAX (want, cudaipc_ring_get_slot_size (s->ring));
   want = MAX (want, 1);
   ring = cudaipc_ring_new (s->dev, s->n_slots, want, 0, s->generation + 1,
@@ -173,6 +174,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
   if (s->retire_ring)
     s->rings_retired++;
   s->retire_ring = FALSE;
+  s->live_changed = FALSE;
 
   /* what each consumer still holds of the old ring it releases later, as
    * releases of an old generation; more of those than that is a protocol
@@ -289,7 +291,7 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
     /* again after every wait: a consumer dropped meanwhile may have
      * retired the ring */
     if (in_place) {
-      if (s->ring == NULL || s->retire_ring ||
+      if (s->ring == NULL || s->retire_ring || s->live_changed ||
           cudaipc_ring_get_slot_size (s->ring) < size)
         return CUDAIPC_SERVER_NO_RING;
     } else if (!ensure_ring_locked (s, size, error)) {

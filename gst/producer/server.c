@@ -258,6 +258,32 @@ cudaipc_server_set_client_timeout (CudaIpcServer * s, guint timeout_ms)
 
 /* The producer thread */
 
+void
+cudaipc_server_set_live (CudaIpcServer * s, gboolean live)
+{
+  g_return_if_fail (s != NULL);
+
+  live = ! !live;
+  g_mutex_lock (&s->lock);
+  if (s->live != live) {
+    s->live = live;
+    s->live_changed = s->ring != NULL;
+  }
+  g_mutex_unlock (&s->lock);
+}
+
+gboolean
+cudaipc_server_get_live (CudaIpcServer * s)
+{
+  gboolean live;
+
+  g_return_val_if_fail (s != NULL, FALSE);
+  g_mutex_lock (&s->lock);
+  live = s->live;
+  g_mutex_unlock (&s->lock);
+  return live;
+}
+
 gboolean
 cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
     guint64 frame_size, GError ** error)

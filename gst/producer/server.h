@@ -223,6 +223,13 @@ gboolean cudaipc_server_peer_allowed (CudaIpcServer * server, guint uid,
 gboolean cudaipc_server_set_caps (CudaIpcServer * server, const gchar * caps,
     guint64 frame_size, GError ** error);
 
+/* Whether the stream is live (RING's LIVE bit, protocol.md): consumers'
+ * default policy follows it. A ring built from now on carries it; where a
+ * ring is in use and the value changes, the next acquire() builds a new
+ * one. FALSE until set. */
+void cudaipc_server_set_live (CudaIpcServer * server, gboolean live);
+gboolean cudaipc_server_get_live (CudaIpcServer * server);
+
 /* Deadlines are g_get_monotonic_time() values: -1 waits as long as it
  * takes, a time already past does not wait. A wait also ends when
  * flushing is set (FLUSHING: it does until set_flushing (FALSE)), or on
