@@ -7,6 +7,7 @@
 #endif
 
 #include "cudaipc-enums.h"
+#include "consumer/client.h"
 #include "producer/server.h"
 
 GType
@@ -109,6 +110,27 @@ gst_cu_ipc_src_output_memory_get_type (void)
 
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstCuIpcSrcOutputMemory", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+GType
+gst_cu_ipc_src_leaky_type_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {CUDAIPC_LEAKY_AUTO, "As the producer's stream: never drop when it is "
+          "not live, drop the oldest when it is", "auto"},
+    {CUDAIPC_LEAKY_NONE, "Never drop: a slow consumer holds the producer "
+          "back", "none"},
+    {CUDAIPC_LEAKY_DOWNSTREAM, "Drop the oldest frames waiting beyond "
+          "max-held", "downstream"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSrcLeakyType", values);
     g_once_init_leave (&type, t);
   }
   return type;

@@ -56,4 +56,8 @@ typedef enum
   (gst_cu_ipc_src_output_memory_get_type ())
 GType gst_cu_ipc_src_output_memory_get_type (void);
 
+/* GstCuIpcSrcLeakyType: the values of CudaIpcLeaky (client.h). */
+#define GST_TYPE_CU_IPC_SRC_LEAKY_TYPE (gst_cu_ipc_src_leaky_type_get_type ())
+GType gst_cu_ipc_src_leaky_type_get_type (void);
+
 G_END_DECLS

@@ -67,6 +67,8 @@ enum
   PROP_RECONNECT,
   PROP_RECONNECT_TIMEOUT,
   PROP_MAX_HELD,
+  PROP_LEAKY_TYPE,
+  PROP_COPY_THRESHOLD,
   PROP_IS_LIVE,
   PROP_TIMESTAMP_MODE,
   PROP_CLIENT_NAME,
@@ -84,6 +86,8 @@ enum
 #define DEFAULT_RECONNECT CUDAIPC_READER_DEFAULT_RECONNECT
 #define DEFAULT_RECONNECT_TIMEOUT CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT
 #define DEFAULT_MAX_HELD CUDAIPC_READER_DEFAULT_MAX_HELD
+#define DEFAULT_LEAKY_TYPE CUDAIPC_READER_DEFAULT_LEAKY
+#define DEFAULT_COPY_THRESHOLD CUDAIPC_READER_DEFAULT_COPY_THRESHOLD
 #define DEFAULT_IS_LIVE TRUE
 #define DEFAULT_TIMESTAMP_MODE GST_CU_IPC_SRC_TIMESTAMP_CLOCK
 #define DEFAULT_CLIENT_NAME NULL
@@ -279,6 +283,82 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
   return GST_FLOW_OK;
 }
 
+/* Frames of a live stream dropped since the last frame (the oldest
+ * waiting beyond max-held, leaky-type): a QoS message for each batch, as
+ * a sink posts one for the buffers it drops, and a warning at most every
+ * DROPS_WARN_INTERVAL. */
+#define DROPS_WARN_INTERVAL (10 * G_TIME_SPAN_SECOND)
+
+static void
+report_drops (GstCuIpcSrc * self, GstBuffer * buf)
+{
+  guint64 total, pushed, n = cudaipc_reader_take_drops (self->reader, &total);
+  GstSegment *segment = &GST_BASE_SRC (self)->segment;
+  GstClockTime pts = GST_BUFFER_PTS (buf);
+  GstMessage *msg;
+  gint64 now;
+
+  if (n == 0)
+    return;
+  GST_OBJECT_LOCK (self);
+  pushed = self->pushed;
+  GST_OBJECT_UNLOCK (self);
+  msg = gst_message_new_qos (GST_OBJECT (self), TRUE,
+      gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts),
+      gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts), pts,
+      GST_BUFFER_DURATION (buf));
+  gst_message_set_qos_values (msg, 0, 1.0, 1000000);
+  gst_message_set_qos_stats (msg, GST_FORMAT_BUFFERS, pushed, total);
+  gst_element_post_message (GST_ELEMENT (self), msg);
+
+  self->drops_unwarned += n;
+  now = g_get_monotonic_time ();
+  if (self->drops_warned_at != 0 &&
+      now - self->drops_warned_at < DROPS_WARN_INTERVAL)
+    return;
+  GST_ELEMENT_WARNING (self, STREAM, FAILED,
+      ("Dropped %" G_GUINT64_FORMAT " frame(s) of the live stream on %s: "
+          "downstream is slower than the producer", self->drops_unwarned,
+          cudaipc_reader_get_path (self->reader)),
+      ("%" G_GUINT64_FORMAT " dropped since start (stats frames-dropped). "
+          "Of a live stream this consumer keeps the newest frames and drops "
+          "the oldest waiting beyond max-held. Make downstream faster, raise "
+          "max-held for bursts, or set leaky-type=none to hold the producer "
+          "back instead (warned at most every %d s)", total,
+          (gint) (DROPS_WARN_INTERVAL / G_TIME_SPAN_SECOND)));
+  self->drops_warned_at = now;
+  self->drops_unwarned = 0;
+}
+
+/* @buf out as a copy in memory of our own where downstream holds
+ * copy-threshold slots already (@copy), else as output-memory says. */
+static GstBuffer *
+hand_out (GstCuIpcSrc * self, GstBuffer * buf, gboolean copy,
+    GError ** error)
+{
+  if (copy && !cudaipc_output_copies (self->output)) {
+    g_autoptr (GError) copy_err = NULL;
+    gboolean copied;
+
+    buf = cudaipc_output_copy (self->output, GST_ELEMENT (self), buf,
+        &copied, &copy_err);
+    if (copied) {
+      GST_LOG_OBJECT (self, "downstream holds slots: a copy goes out");
+      cudaipc_reader_count_copy (self->reader);
+      return buf;
+    }
+    if (!self->warned_copy) {
+      self->warned_copy = TRUE;
+      GST_ELEMENT_WARNING (self, RESOURCE, FAILED,
+          ("Downstream keeps frames in the producer's slots, and a copy "
+              "could not be made: %s", copy_err ? copy_err->message :
+              "not in this memory"), ("frames go out in the slots; the "
+              "producer may wait for them (warned once)"));
+    }
+  }
+  return cudaipc_output_convert (self->output, buf, error);
+}
+
 /* Streaming */
 
 static GstFlowReturn
@@ -288,6 +368,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   g_autoptr (GError) out_err = NULL;
   GstBuffer *buf = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
+  gboolean copy = FALSE;
 
   while (buf == NULL) {
     g_autoptr (GError) err = NULL;
@@ -298,6 +379,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
      * producer */
     switch (cudaipc_reader_next (self->reader, 0, &item, &err)) {
       case CUDAIPC_READER_FRAME:
+        copy = cudaipc_reader_should_copy (self->reader, &item.item.frame);
         ret = make_buffer (self, &item.item.frame, &buf);
         break;
       case CUDAIPC_READER_EVENT:
@@ -338,7 +420,8 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return ret;
   }
 
-  buf = cudaipc_output_convert (self->output, buf, &out_err);
+  report_drops (self, buf);
+  buf = hand_out (self, buf, copy, &out_err);
   if (buf == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
         ("Could not hand a frame downstream as GstCudaMemory: %s",
@@ -410,6 +493,9 @@ gst_cu_ipc_src_start (GstBaseSrc * bsrc)
   stats_interval = self->stats_interval;
   GST_OBJECT_UNLOCK (self);
   self->announce = FALSE;
+  self->drops_warned_at = 0;
+  self->drops_unwarned = 0;
+  self->warned_copy = FALSE;
   cudaipc_downstream_reset (self->downstream);
   gst_clear_caps (&self->out_caps);
 
@@ -765,6 +851,41 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
 
   /**
+   * GstCuIpcSrc:leaky-type:
+   *
+   * Whether frames beyond max-held are dropped. auto (the default)
+   * follows the producer's stream: a stream that is not live (a file, a
+   * decoder) loses no frame, the producer waiting for this consumer; a
+   * live one (a camera) keeps the newest frames, dropping the oldest
+   * waiting ones, with a QoS message, a warning at most every 10 s and
+   * the count in stats. none: never drop; downstream: always drop the
+   * oldest.
+   */
+  properties[PROP_LEAKY_TYPE] = g_param_spec_enum ("leaky-type",
+      "Leaky type", "Whether frames beyond max-held are dropped (auto: "
+      "none for a stream that is not live, downstream for a live one)",
+      GST_TYPE_CU_IPC_SRC_LEAKY_TYPE, DEFAULT_LEAKY_TYPE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
+   * GstCuIpcSrc:copy-threshold:
+   *
+   * How many of the producer's slots downstream may hold before the next
+   * frames go out as copies in memory of this consumer's own (GstCudaMemory
+   * for CUDA memory caps, else system memory), their slots given back at
+   * once: downstream that keeps frames (an encoder's look-ahead, a queue,
+   * an appsink) then neither stalls the producer nor gets this consumer
+   * dropped, and loses no frame. Zero copy resumes once downstream lets
+   * go. -1 (the default): half the producer's ring, at least 1; 0: never
+   * copy.
+   */
+  properties[PROP_COPY_THRESHOLD] = g_param_spec_int ("copy-threshold",
+      "Copy threshold", "Slots downstream may hold before frames go out "
+      "as copies (-1 = half the producer's ring, 0 = never copy)", -1,
+      G_MAXINT, DEFAULT_COPY_THRESHOLD, G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  /**
    * GstCuIpcSrc:is-live:
    *
    * Act as a live source.
@@ -894,4 +1015,5 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_LEAKY_TYPE, 0);
 }

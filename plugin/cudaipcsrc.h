@@ -70,6 +70,12 @@ struct _GstCuIpcSrc
   /* where frames go out: the imported slot or nvcodec's GstCudaMemory,
    * chosen in decide_allocation() for the caps negotiated */
   CudaIpcOutput *output;
+
+  /* the streaming thread, from start(): what was said of dropped frames
+   * and copies */
+  gint64 drops_warned_at;       /* monotonic us of the last warning, or 0 */
+  guint64 drops_unwarned;       /* dropped since */
+  gboolean warned_copy;         /* that a frame could not be copied */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);

@@ -281,9 +281,26 @@ struct _CudaIpcGstCudaOut
   CUstream stream;              /* copies, in @handle */
 };
 
+static CudaIpcGstCudaOut *out_new (GObject * ctx, GstCaps * caps,
+    GstBufferPool * pool, guint min_buffers, gboolean copy, GError ** error);
+
 CudaIpcGstCudaOut *
 cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps, GstBufferPool * pool,
     guint min_buffers, GError ** error)
+{
+  return out_new (ctx, caps, pool, min_buffers, FALSE, error);
+}
+
+CudaIpcGstCudaOut *
+cudaipc_gstcuda_out_new_copier (GObject * ctx, GstCaps * caps,
+    GError ** error)
+{
+  return out_new (ctx, caps, NULL, 0, TRUE, error);
+}
+
+static CudaIpcGstCudaOut *
+out_new (GObject * ctx, GstCaps * caps, GstBufferPool * pool,
+    guint min_buffers, gboolean copy, GError ** error)
 {
   g_autoptr (CudaIpcGstCudaOut) out = NULL;
   const CudaIpcCudaFuncs *cu;
@@ -324,7 +341,7 @@ cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps, GstBufferPool * pool,
   }
 
   /* a pool given means: copy (the caller passes none where it wraps) */
-  if (pool == NULL && lib.alloc_wrapped != NULL)
+  if (pool == NULL && lib.alloc_wrapped != NULL && !copy)
     return g_steal_pointer (&out);
 
   out->pool = pool ? gst_object_ref (pool) : lib.buffer_pool_new (ctx);

@@ -98,6 +98,11 @@ typedef struct _CudaIpcGstCudaOut CudaIpcGstCudaOut;
  * pool keeps. NULL with a GError when the pool cannot be set up. */
 CudaIpcGstCudaOut *cudaipc_gstcuda_out_new (GObject * ctx, GstCaps * caps,
     GstBufferPool * pool, guint min_buffers, GError ** error);
+/* As new() with no pool, but always copying into a pool of its own,
+ * which grows as its buffers are kept (a consumer's copies of frames
+ * that downstream hoards). */
+CudaIpcGstCudaOut *cudaipc_gstcuda_out_new_copier (GObject * ctx,
+    GstCaps * caps, GError ** error);
 void cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out);
 
 /* A consumer's decide_allocation for caps of CUDA memory on device

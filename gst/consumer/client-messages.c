@@ -300,15 +300,18 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
   }
 
   GST_DEBUG ("ring generation %u: %u slots of %" G_GUINT64_FORMAT " bytes, "
-      "%s", m->generation, m->n_slots, m->slot_size, page ? "with a fence "
-      "page" : client->fence ? "no fence page: frames are complete when they "
-      "come" : "no fence page");
+      "%s, %s stream", m->generation, m->n_slots, m->slot_size, page ?
+      "with a fence page" : client->fence ? "no fence page: frames are "
+      "complete when they come" : "no fence page", (m->flags &
+          CUDAIPC_RING_LIVE) ? "a live" : "not a live");
   drop_imports (client);
   client->fence_page = page;
   client->have_ring = TRUE;
   client->generation = m->generation;
   client->n_slots = m->n_slots;
   client->slot_size = m->slot_size;
+  g_atomic_int_set (&client->producer_live,
+      (m->flags & CUDAIPC_RING_LIVE) != 0);
 
   g_mutex_lock (&s->lock);
   s->generation = m->generation;

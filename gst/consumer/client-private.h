@@ -66,6 +66,8 @@ struct _CudaIpcClient
   int wake_fd;                  /* eventfd: cancel() wakes every wait */
   gint cancelled;               /* atomic */
   gint max_held;                /* atomic */
+  gint leaky;                   /* atomic: CudaIpcLeaky */
+  gint producer_live;           /* atomic: the current RING's LIVE bit */
   gint peer_access;             /* atomic: another GPU may be read */
   gint peer;                    /* atomic: this connection does */
   Session *session;

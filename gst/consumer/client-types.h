@@ -43,6 +43,9 @@ typedef struct
   GstCaps *caps;                /* of msg.caps_id: fixed, no features, owned */
   GstVideoInfo info;            /* from @caps */
   gboolean discont;             /* first frame of a connection or after a drop */
+  guint lent;                   /* when it was handed out: frames of this
+                                 * connection handed out before it and not
+                                 * released yet (the slots downstream holds) */
   GBytes *meta;                 /* the FRAME's metas (metas.h), unchecked,
                                  * owned; NULL for none (msg.meta is NULL) */
 } CudaIpcClientFrame;
@@ -93,7 +96,9 @@ typedef struct
   gboolean events;              /* frames are ordered by interprocess events */
   gboolean fence;               /* frames are ordered by the fence page */
   gboolean peer;                /* read through peer access */
-  guint max_held;               /* max-held in effect */
+  guint max_held;               /* max-held in effect (G_MAXUINT: none) */
+  gboolean live;                /* the producer's stream is live */
+  gboolean leaky;               /* frames beyond max-held are dropped */
 } CudaIpcClientInfo;
 
 G_END_DECLS

@@ -139,6 +139,13 @@ cudaipc_client_uncancel (CudaIpcClient * client)
 }
 
 void
+cudaipc_client_set_leaky (CudaIpcClient * client, CudaIpcLeaky leaky)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->leaky, leaky);
+}
+
+void
 cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held)
 {
   g_return_if_fail (client != NULL);
@@ -257,12 +264,29 @@ give_right_locked (CudaIpcClient * client)
   wake_waiters_locked (client);
 }
 
+/* Whether frames beyond max-held are dropped now. */
+static gboolean
+leaks (CudaIpcClient * client)
+{
+  switch (g_atomic_int_get (&client->leaky)) {
+    case CUDAIPC_LEAKY_NONE:
+      return FALSE;
+    case CUDAIPC_LEAKY_DOWNSTREAM:
+      return TRUE;
+    default:
+      return g_atomic_int_get (&client->producer_live) != 0;
+  }
+}
+
 /* max-held in effect: the setting, the producer's ring less one for
- * CUDAIPC_MAX_HELD_AUTO, G_MAXUINT for no limit */
+ * CUDAIPC_MAX_HELD_AUTO, G_MAXUINT for no limit (or no dropping) */
 static guint
 held_limit (CudaIpcClient * client)
 {
   gint max_held = g_atomic_int_get (&client->max_held);
+
+  if (!leaks (client))
+    return G_MAXUINT;
 
   if (max_held > 0)
     return (guint) max_held;
@@ -555,6 +579,24 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
   return st;
 }
 
+/* With the reader lock, for a frame just taken from the queue or read:
+ * the frames of this connection handed out before it and not released
+ * (held, less it and those queued). */
+static guint
+count_lent_locked (CudaIpcClient * client)
+{
+  guint queued = 0, held = cudaipc_client_held (client);
+
+  for (GList * l = client->pending.head; l; l = l->next) {
+    Pending *p = l->data;
+
+    if (p->status == CUDAIPC_CLIENT_OK &&
+        p->item.type == CUDAIPC_CLIENT_ITEM_FRAME)
+      queued++;
+  }
+  return held > queued ? held - queued - 1 : 0;
+}
+
 CudaIpcClientStatus
 cudaipc_client_receive (CudaIpcClient * client, CudaIpcClientItem * item,
     GError ** error)
@@ -578,6 +620,8 @@ cudaipc_client_receive_until (CudaIpcClient * client,
     st = receive_locked (client, item, deadline, error);
   } while (st == CUDAIPC_CLIENT_OK && is_late (item) &&
       discard_late_locked (client, item));
+  if (st == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME)
+    item->frame.lent = count_lent_locked (client);
   client->in_receive = FALSE;
   client->left_at = g_get_monotonic_time ();
   if (client->reader == NULL && st == CUDAIPC_CLIENT_OK)
@@ -606,6 +650,16 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
   g_mutex_unlock (&client->reader_lock);
 }
 
+void
+cudaipc_client_peek_policy (CudaIpcClient * client, CudaIpcClientInfo * info)
+{
+  g_return_if_fail (client != NULL && info != NULL);
+
+  memset (info, 0, sizeof (*info));
+  info->live = g_atomic_int_get (&client->producer_live) != 0;
+  info->leaky = leaks (client);
+}
+
 gboolean
 cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
 {
@@ -632,6 +686,8 @@ cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
   info->fence = client->fence_page != NULL;
   info->peer = g_atomic_int_get (&client->peer) != 0;
   info->max_held = held_limit (client);
+  info->live = g_atomic_int_get (&client->producer_live) != 0;
+  info->leaky = leaks (client);
   g_mutex_lock (&client->reader_lock);
   give_right_locked (client);
   g_mutex_unlock (&client->reader_lock);

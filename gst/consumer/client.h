@@ -138,8 +138,30 @@ void cudaipc_client_set_peer_access (CudaIpcClient * client,
  * yet, else the one that arrives. Read for each FRAME. */
 #define CUDAIPC_MAX_HELD_AUTO (-1)
 void cudaipc_client_set_max_held (CudaIpcClient * client, gint max_held);
+
+/* Whether frames beyond max-held are dropped (design.md, Every frame or
+ * the newest). */
+typedef enum
+{
+  /* as the producer's stream (RING's LIVE bit): NONE when it is not live,
+   * DOWNSTREAM when it is */
+  CUDAIPC_LEAKY_AUTO = 0,
+  /* never: every frame is kept until handed out, and a slow consumer
+   * holds the producer back (max-held is not applied) */
+  CUDAIPC_LEAKY_NONE = 1,
+  /* over max-held, the oldest frame read and not handed out yet goes
+   * back to the producer, else the one that arrives */
+  CUDAIPC_LEAKY_DOWNSTREAM = 2,
+} CudaIpcLeaky;
+
+/* The default: CUDAIPC_LEAKY_AUTO. Read for each FRAME. */
+void cudaipc_client_set_leaky (CudaIpcClient * client, CudaIpcLeaky leaky);
 void cudaipc_client_get_stats (CudaIpcClient * client,
     CudaIpcClientStats * stats);
+/* Of @info, only live and leaky (the others zero): any thread, without
+ * waiting for the reader. */
+void cudaipc_client_peek_policy (CudaIpcClient * client,
+    CudaIpcClientInfo * info);
 /* FALSE and all zero while not connected; the owning thread. */
 gboolean cudaipc_client_get_info (CudaIpcClient * client,
     CudaIpcClientInfo * info);

@@ -8,7 +8,9 @@
 
 #include "consumer/output.h"
 #include "buffers/gstcuda.h"
+#include "buffers/memory.h"
 #include "common/debug.h"
+#include "common/error.h"
 
 #define GST_CAT_DEFAULT cudaipc_gstcuda_debug
 
@@ -23,6 +25,12 @@ struct _CudaIpcOutput
   const gchar *name;            /* the lock: CUDAIPC_OUTPUT_NAME_* */
   CudaIpcGstCudaOut *cuda_out;  /* the streaming thread */
   CudaIpcOutputMode mode;       /* decide()'s */
+  /* the streaming thread: copies of hoarded frames (copy()) */
+  gboolean cuda_caps;           /* decide()'s caps are of CUDA memory */
+  GstCaps *caps;                /* decide()'s */
+  gint device_id;               /* decide()'s */
+  CudaIpcGstCudaOut *copier;    /* made at the first copy, for @caps */
+  gboolean no_copier;           /* it could not be made */
 };
 
 CudaIpcOutput *
@@ -89,10 +97,21 @@ set_ctx (CudaIpcOutput * o, GObject * ctx)
   g_mutex_unlock (&o->lock);
 }
 
+/* Forgets the copies' pool (new caps, or stop()). */
+static void
+reset_copier (CudaIpcOutput * o)
+{
+  g_clear_pointer (&o->copier, cudaipc_gstcuda_out_free);
+  gst_clear_caps (&o->caps);
+  o->no_copier = FALSE;
+  o->cuda_caps = FALSE;
+}
+
 void
 cudaipc_output_reset (CudaIpcOutput * o)
 {
   g_clear_pointer (&o->cuda_out, cudaipc_gstcuda_out_free);
+  reset_copier (o);
   set_ctx (o, NULL);
 }
 
@@ -110,6 +129,11 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
   gst_query_parse_allocation (query, &caps, NULL);
   features = caps ? gst_caps_get_features (caps, 0) : NULL;
   g_clear_pointer (&o->cuda_out, cudaipc_gstcuda_out_free);
+  reset_copier (o);
+  o->caps = caps ? gst_caps_ref (caps) : NULL;
+  o->device_id = device_id;
+  o->cuda_caps = backend == CUDAIPC_BACKEND_CUDA && features != NULL &&
+      gst_caps_features_contains (features, CUDA_MEMORY_FEATURE);
   set_name (o, CUDAIPC_OUTPUT_NAME_IMPORTED);
   if (backend != CUDAIPC_BACKEND_CUDA || features == NULL ||
       !gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) ||
@@ -166,6 +190,94 @@ cudaipc_output_convert (CudaIpcOutput * o, GstBuffer * buf, GError ** error)
   g_clear_pointer (&o->cuda_out, cudaipc_gstcuda_out_free);
   set_name (o, CUDAIPC_OUTPUT_NAME_IMPORTED);
   return buf;
+}
+
+gboolean
+cudaipc_output_copies (CudaIpcOutput * o)
+{
+  return o->cuda_out != NULL && !cudaipc_gstcuda_out_wraps (o->cuda_out);
+}
+
+/* @buf's bytes into system memory, with its metadata. */
+static GstBuffer *
+copy_to_system (GstBuffer * buf, GError ** error)
+{
+  GstMemory *src = gst_buffer_peek_memory (buf, 0);
+  gsize size = gst_buffer_get_size (buf);
+  GstBuffer *out = gst_buffer_new_allocate (NULL, size, NULL);
+  GstMapInfo map;
+  gboolean ok;
+
+  if (out == NULL || !gst_buffer_map (out, &map, GST_MAP_WRITE)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "no %" G_GSIZE_FORMAT " bytes of system memory for a copy", size);
+    gst_clear_buffer (&out);
+    return NULL;
+  }
+  /* a slot in GPU memory straight into the copy, not through a map */
+  if (gst_buffer_n_memory (buf) == 1 && cudaipc_is_memory (src) &&
+      cudaipc_device_get_backend (cudaipc_memory_get_device (src)) ==
+      CUDAIPC_BACKEND_CUDA)
+    ok = cudaipc_device_read (cudaipc_memory_get_device (src), map.data,
+        cudaipc_memory_get_device_ptr (src), size, error);
+  else if (!(ok = gst_buffer_extract (buf, 0, map.data, size) == size))
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "the frame could not be read");
+  gst_buffer_unmap (out, &map);
+  if (!ok) {
+    gst_buffer_unref (out);
+    return NULL;
+  }
+  gst_buffer_copy_into (out, buf, GST_BUFFER_COPY_METADATA, 0, -1);
+  return out;
+}
+
+/* The pool of GstCudaMemory that copies go into, made at the first. */
+static CudaIpcGstCudaOut *
+ensure_copier (CudaIpcOutput * o, GstElement * element, GError ** error)
+{
+  GObject *ctx;
+
+  if (o->copier != NULL || o->no_copier)
+    return o->copier;
+  ctx = get_ctx (o);
+  if (!cudaipc_gstcuda_ensure_context (element, o->device_id, &ctx)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
+        "no GstCudaContext for device %d (is GStreamer's CUDA library, "
+        "libgstcuda-1.0, installed?)", o->device_id);
+  } else {
+    set_ctx (o, ctx);
+    o->copier = cudaipc_gstcuda_out_new_copier (ctx, o->caps, error);
+  }
+  g_clear_object (&ctx);
+  o->no_copier = o->copier == NULL;
+  return o->copier;
+}
+
+GstBuffer *
+cudaipc_output_copy (CudaIpcOutput * o, GstElement * element,
+    GstBuffer * buf, gboolean * copied, GError ** error)
+{
+  GstBuffer *out;
+
+  *copied = FALSE;
+  if (o->cuda_caps) {
+    CudaIpcGstCudaOut *copier = ensure_copier (o, element, error);
+
+    if (copier == NULL)
+      return buf;
+    /* takes @buf once the copy is complete, leaves it where it fails */
+    out = cudaipc_gstcuda_out_convert (copier, buf, error);
+    if (out == NULL)
+      return buf;
+  } else {
+    out = copy_to_system (buf, error);
+    if (out == NULL)
+      return buf;
+    gst_buffer_unref (buf);
+  }
+  *copied = TRUE;
+  return out;
 }
 
 void

@@ -64,6 +64,17 @@ GstBuffer *cudaipc_output_convert (CudaIpcOutput * output, GstBuffer * buf,
 
 /* An element's set_context() and context query: the pipeline's CUDA
  * context, for device @device_id. The query: TRUE when answered. */
+/* Whether every frame goes out copied already (CUDAIPC_OUTPUT_NAME_COPIED),
+ * its slot given back at once. */
+gboolean cudaipc_output_copies (CudaIpcOutput * output);
+/* @buf (a frame in its slot, taken) as a copy in memory of the consumer's
+ * own, its slot given back: GstCudaMemory from a pool of its own for
+ * caps of CUDA memory, system memory otherwise; with the same metadata.
+ * Where no such copy can be made (CUDA memory without GStreamer's CUDA
+ * library), or it fails, @buf itself, with *@copied FALSE (and a
+ * GError where it failed). */
+GstBuffer *cudaipc_output_copy (CudaIpcOutput * output, GstElement * element,
+    GstBuffer * buf, gboolean * copied, GError ** error);
 void cudaipc_output_set_context (CudaIpcOutput * output,
     GstElement * element, GstContext * context, gint device_id);
 gboolean cudaipc_output_handle_query (CudaIpcOutput * output,

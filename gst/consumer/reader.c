@@ -33,8 +33,13 @@ struct _CudaIpcReader
   guint reconnect_timeout;
   gint max_held;
   gboolean keep_all;
+  CudaIpcLeaky leaky;
+  gint copy_threshold;
   /* also the lock */
   CudaIpcMetaCounts metas;      /* since start() */
+  guint64 copied;               /* frames that went out as copies */
+  guint64 drops_seen;           /* of the client's dropped, those
+                                 * take_drops() gave already */
   guint ring_limit;             /* auto max-held: the last ring's size
                                  * less one, at least 1; 0 before one */
 
@@ -57,11 +62,15 @@ cudaipc_reader_new (void)
   r->reconnect = CUDAIPC_READER_DEFAULT_RECONNECT;
   r->reconnect_timeout = CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT;
   r->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;
+  r->leaky = CUDAIPC_READER_DEFAULT_LEAKY;
+  r->copy_threshold = CUDAIPC_READER_DEFAULT_COPY_THRESHOLD;
   r->client = cudaipc_client_new (&r->client_error);
-  if (r->client == NULL)
+  if (r->client == NULL) {
     GST_ERROR ("%s", r->client_error->message);
-  else
+  } else {
     cudaipc_client_set_max_held (r->client, r->max_held);
+    cudaipc_client_set_leaky (r->client, r->leaky);
+  }
   return r;
 }
 
@@ -200,6 +209,40 @@ cudaipc_reader_set_keep_all (CudaIpcReader * r, gboolean keep_all)
   g_mutex_unlock (&r->lock);
 }
 
+void
+cudaipc_reader_set_leaky (CudaIpcReader * r, CudaIpcLeaky leaky)
+{
+  g_mutex_lock (&r->lock);
+  r->leaky = leaky;
+  if (r->client != NULL)
+    cudaipc_client_set_leaky (r->client, leaky);
+  g_mutex_unlock (&r->lock);
+}
+
+CudaIpcLeaky
+cudaipc_reader_get_leaky (CudaIpcReader * r)
+{
+  CudaIpcLeaky value;
+
+  g_mutex_lock (&r->lock);
+  value = r->leaky;
+  g_mutex_unlock (&r->lock);
+  return value;
+}
+
+void
+cudaipc_reader_set_copy_threshold (CudaIpcReader * r, gint threshold)
+{
+  g_atomic_int_set (&r->copy_threshold, MAX (threshold,
+          CUDAIPC_COPY_THRESHOLD_AUTO));
+}
+
+gint
+cudaipc_reader_get_copy_threshold (CudaIpcReader * r)
+{
+  return g_atomic_int_get (&r->copy_threshold);
+}
+
 gboolean
 cudaipc_reader_set_setting (CudaIpcReader * r, const gchar * name,
     const GValue * value)
@@ -220,6 +263,10 @@ cudaipc_reader_set_setting (CudaIpcReader * r, const gchar * name,
     cudaipc_reader_set_name (r, g_value_get_string (value));
   else if (g_str_equal (name, "peer-access"))
     cudaipc_reader_set_peer_access (r, g_value_get_boolean (value));
+  else if (g_str_equal (name, "leaky-type"))
+    cudaipc_reader_set_leaky (r, g_value_get_enum (value));
+  else if (g_str_equal (name, "copy-threshold"))
+    cudaipc_reader_set_copy_threshold (r, g_value_get_int (value));
   else
     return FALSE;
   return TRUE;
@@ -245,6 +292,10 @@ cudaipc_reader_get_setting (CudaIpcReader * r, const gchar * name,
     g_value_take_string (value, cudaipc_reader_dup_name (r));
   else if (g_str_equal (name, "peer-access"))
     g_value_set_boolean (value, cudaipc_reader_get_peer_access (r));
+  else if (g_str_equal (name, "leaky-type"))
+    g_value_set_enum (value, cudaipc_reader_get_leaky (r));
+  else if (g_str_equal (name, "copy-threshold"))
+    g_value_set_int (value, cudaipc_reader_get_copy_threshold (r));
   else
     return FALSE;
   return TRUE;
@@ -271,6 +322,7 @@ cudaipc_reader_start (CudaIpcReader * r, GError ** error)
   r->connections = 0;
   g_mutex_lock (&r->lock);
   memset (&r->metas, 0, sizeof (r->metas));
+  r->copied = r->drops_seen = 0;
   r->ring_limit = 0;
   g_mutex_unlock (&r->lock);
   return TRUE;
@@ -520,6 +572,51 @@ cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
   return buf;
 }
 
+gboolean
+cudaipc_reader_should_copy (CudaIpcReader * r,
+    const CudaIpcClientFrame * frame)
+{
+  gint threshold = g_atomic_int_get (&r->copy_threshold);
+  guint limit;
+
+  if (threshold == 0 || frame->lent == 0)
+    return FALSE;
+  if (threshold > 0) {
+    limit = (guint) threshold;
+  } else {
+    g_mutex_lock (&r->lock);
+    /* ring_limit is the ring less one */
+    limit = MAX ((r->ring_limit + 1) / 2, 1);
+    g_mutex_unlock (&r->lock);
+  }
+  return frame->lent >= limit;
+}
+
+void
+cudaipc_reader_count_copy (CudaIpcReader * r)
+{
+  g_mutex_lock (&r->lock);
+  r->copied++;
+  g_mutex_unlock (&r->lock);
+}
+
+guint64
+cudaipc_reader_take_drops (CudaIpcReader * r, guint64 * total)
+{
+  CudaIpcClientStats cs = { 0, };
+  guint64 n;
+
+  if (r->client != NULL)
+    cudaipc_client_get_stats (r->client, &cs);
+  g_mutex_lock (&r->lock);
+  n = cs.dropped > r->drops_seen ? cs.dropped - r->drops_seen : 0;
+  r->drops_seen = cs.dropped;
+  g_mutex_unlock (&r->lock);
+  if (total)
+    *total = cs.dropped;
+  return n;
+}
+
 GstStructure *
 cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
 {
@@ -547,6 +644,8 @@ cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
       "events", G_TYPE_BOOLEAN, info.events,
       "peer", G_TYPE_BOOLEAN, info.peer,
       "max-held", G_TYPE_UINT, info.max_held,
+      "live", G_TYPE_BOOLEAN, info.live,
+      "leaky", G_TYPE_BOOLEAN, info.leaky,
       "connections", G_TYPE_UINT, r->connections, NULL);
 }
 
@@ -570,12 +669,17 @@ cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
     const gchar * output)
 {
   CudaIpcClientStats cs = { 0, };
+  CudaIpcClientInfo info = { 0, };
   CudaIpcMetaCounts metas;
+  guint64 copied;
 
   if (r->client != NULL)
     cudaipc_client_get_stats (r->client, &cs);
+  if (r->client != NULL)
+    cudaipc_client_peek_policy (r->client, &info);
   g_mutex_lock (&r->lock);
   metas = r->metas;
+  copied = r->copied;
   g_mutex_unlock (&r->lock);
   return gst_structure_new ("application/x-cudaipcsrc-stats",
       "frames-received", G_TYPE_UINT64, cs.received,
@@ -590,5 +694,7 @@ cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
       "driver-calls", G_TYPE_UINT64, cs.driver_calls,
+      "frames-copied", G_TYPE_UINT64, copied,
+      "live", G_TYPE_BOOLEAN, info.live, "leaky", G_TYPE_BOOLEAN, info.leaky,
       "output", G_TYPE_STRING, output, "peer", G_TYPE_BOOLEAN, cs.peer, NULL);
 }

@@ -59,6 +59,10 @@ G_BEGIN_DECLS
 #define CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT 0
 #define CUDAIPC_READER_DEFAULT_MAX_HELD CUDAIPC_MAX_HELD_AUTO
 #define CUDAIPC_READER_DEFAULT_PEER_ACCESS TRUE
+#define CUDAIPC_READER_DEFAULT_LEAKY CUDAIPC_LEAKY_AUTO
+/* copy-threshold: -1, half the producer's ring (at least 1) */
+#define CUDAIPC_COPY_THRESHOLD_AUTO (-1)
+#define CUDAIPC_READER_DEFAULT_COPY_THRESHOLD CUDAIPC_COPY_THRESHOLD_AUTO
 
 typedef struct _CudaIpcReader CudaIpcReader;
 
@@ -127,11 +131,21 @@ guint cudaipc_reader_get_reconnect_timeout (CudaIpcReader * reader);
 void cudaipc_reader_set_max_held (CudaIpcReader * reader, gint max_held);
 gint cudaipc_reader_get_max_held (CudaIpcReader * reader);
 void cudaipc_reader_set_keep_all (CudaIpcReader * reader, gboolean keep_all);
+/* Whether frames beyond max-held are dropped (client.h). */
+void cudaipc_reader_set_leaky (CudaIpcReader * reader, CudaIpcLeaky leaky);
+CudaIpcLeaky cudaipc_reader_get_leaky (CudaIpcReader * reader);
+/* How many slots the caller may hold before the next frames go out as
+ * copies (cudaipc_reader_should_copy()): CUDAIPC_COPY_THRESHOLD_AUTO,
+ * half the producer's ring (at least 1); 0: never copy. */
+void cudaipc_reader_set_copy_threshold (CudaIpcReader * reader,
+    gint threshold);
+gint cudaipc_reader_get_copy_threshold (CudaIpcReader * reader);
 /* The same by the names of cuipcsrc's properties ("socket-path",
  * "device-id", "connect-timeout", "reconnect", "reconnect-timeout",
- * "max-held", "client-name", "peer-access"), in GValues of their types
- * (string, int, uint, boolean, uint, int, string, boolean); FALSE for
- * another name. */
+ * "max-held", "client-name", "peer-access", "leaky-type",
+ * "copy-threshold"), in GValues of their types (string, int, uint,
+ * boolean, uint, int, string, boolean, enum, int); FALSE for another
+ * name. */
 gboolean cudaipc_reader_set_setting (CudaIpcReader * reader,
     const gchar * name, const GValue * value);
 gboolean cudaipc_reader_get_setting (CudaIpcReader * reader,
@@ -164,6 +178,17 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
  * for the caller to report. */
 GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
     CudaIpcClientFrame * frame, GError ** metas_error);
+/* Whether @frame (just received) should go out as a copy in the
+ * caller's own memory, its slot given back at once: the caller holds
+ * copy-threshold slots or more already (downstream keeps frames: an
+ * encoder's look-ahead, a queue, an appsink). The caller counts what it
+ * copied with cudaipc_reader_count_copy(). */
+gboolean cudaipc_reader_should_copy (CudaIpcReader * reader,
+    const CudaIpcClientFrame * frame);
+void cudaipc_reader_count_copy (CudaIpcReader * reader);
+/* Frames dropped (max-held, leaky) since the last call or start(); with
+ * @total, all dropped since start(). */
+guint64 cudaipc_reader_take_drops (CudaIpcReader * reader, guint64 * total);
 /* With a connection's first frame (its ring and @caps known): the
  * connection as a "cudaipcsrc-connected" structure, or
  * "cudaipcsrc-reconnected" after a lost producer (docs/elements.md);

@@ -127,11 +127,12 @@ GST_START_TEST (test_stuck_consumer_dropped)
 {
   Node *good, *stuck, *p;
 
-  /* the stuck consumer stops taking frames and so holds every slot it is
-   * given; the producer waits for a slot, finds it stuck past
+  /* the stuck consumer stops taking frames and, copying none, holds every
+   * slot it is given; the producer waits for a slot, finds it stuck past
    * consumer-timeout and drops it: the good consumer loses nothing */
   good = spawn_node ("consumer", NULL);
-  stuck = spawn_node ("consumer", "--stall-after", "10", NULL);
+  stuck = spawn_node ("consumer", "--stall-after", "10", "--src",
+      "copy-threshold=0", NULL);
   p = spawn_node ("producer", "--frames", "300", "--fps", "300", "--clients",
       "2", "--sink", "backend=" BACKEND " ring-size=4 on-full=wait "
       "full-timeout=2000 consumer-timeout=300", NULL);

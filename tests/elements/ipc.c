@@ -251,9 +251,11 @@ GST_START_TEST (test_on_full_drop)
 {
   Node *c, *p;
 
-  /* the consumer never lets its first two frames go: with two slots, every
-   * later frame finds the ring full and is dropped, and counted */
-  c = spawn_node ("consumer", "--hold", "2", NULL);
+  /* the consumer never lets its first two frames go, and copies none
+   * (copy-threshold=0): with two slots, every later frame finds the ring
+   * full and is dropped, and counted */
+  c = spawn_node ("consumer", "--hold", "2", "--src", "copy-threshold=0",
+      NULL);
   p = spawn_node ("producer", "--frames", "50", "--clients", "1", "--sink",
       "backend=" BACKEND " on-full=drop ring-size=2", NULL);
   wait_node (p, 90);

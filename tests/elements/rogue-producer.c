@@ -102,13 +102,14 @@ send_msg (CudaIpcConn * conn, CudaIpcMsg * msg)
   return ret == 0;
 }
 
-/* Reads until a RELEASE of @slot; FALSE when the consumer left. */
+/* Reads until @slot is released (@busy[slot] FALSE), noting the releases
+ * of other slots on the way: a consumer may give frames back out of
+ * order (one it copied goes back at once); FALSE when the consumer left. */
 static gboolean
-wait_release (CudaIpcConn * conn, guint slot)
+wait_release (CudaIpcConn * conn, gboolean * busy, guint slot)
 {
-  for (;;) {
+  while (busy[slot]) {
     CudaIpcMsg msg;
-    gboolean done;
 
     if (cudaipc_conn_wait (conn, 10000) != 1 ||
         cudaipc_conn_recv (conn, &msg) != 0)
@@ -117,11 +118,11 @@ wait_release (CudaIpcConn * conn, guint slot)
       cudaipc_msg_clear (&msg);
       return FALSE;
     }
-    done = msg.type == CUDAIPC_MSG_RELEASE && msg.u.release.slot == slot;
+    if (msg.type == CUDAIPC_MSG_RELEASE && msg.u.release.slot < 2)
+      busy[msg.u.release.slot] = FALSE;
     cudaipc_msg_clear (&msg);
-    if (done)
-      return TRUE;
   }
+  return TRUE;
 }
 
 static gboolean
@@ -196,7 +197,7 @@ run (const gchar * path, guint * sent)
     guint8 data[W * H];
     GByteArray *blob;
 
-    if (busy[slot] && !wait_release (conn, slot))
+    if (!wait_release (conn, busy, slot))
       break;
     cudaipc_test_fill_pattern (data, sizeof (data), n, 0);
     if (!cudaipc_device_write (dev, cudaipc_block_get_ptr (block), data,

@@ -50,6 +50,7 @@ typedef struct
   GThread *thread;
   guint delay_ms;               /* before it listens */
   guint32 hello_version;
+  guint32 ring_flags;           /* of send_ring()'s RING */
   guint32 hello_caps;           /* capabilities it offers */
   gboolean dying_first;         /* first connection: BYE(NORMAL), close */
   gboolean silent;              /* accepts, never says HELLO */
@@ -151,6 +152,7 @@ setup (void)
   prod->path = g_build_filename (prod->dir, "s.sock", NULL);
   prod->listen_fd = -1;
   prod->hello_version = CUDAIPC_PROTOCOL_VERSION;
+  prod->ring_flags = 0;
   prod->dev = cudaipc_device_new (CUDAIPC_BACKEND_HOST, 0, &err);
   fail_unless (prod->dev != NULL, "host device: %s", err ? err->message : "");
   client = cudaipc_client_new (&err);
@@ -252,6 +254,7 @@ send_ring (guint32 generation, guint n_slots)
   msg.u.ring.generation = generation;
   msg.u.ring.n_slots = n_slots;
   msg.u.ring.slot_size = page ();
+  msg.u.ring.flags = prod->ring_flags;
   psend (&msg);
 }
 
@@ -584,8 +587,13 @@ GST_START_TEST (test_version_mismatch)
   producer_join (prod);
   fail_unless_equals_int (st, CUDAIPC_CLIENT_ERROR);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_VERSION));
-  fail_unless (strstr (err->message, "speaks protocol version 3, this "
-          "consumer 2") != NULL, "%s", err->message);
+  {
+    g_autofree gchar *text = g_strdup_printf ("speaks protocol version %d, "
+        "this consumer %d", CUDAIPC_PROTOCOL_VERSION + 1,
+        CUDAIPC_PROTOCOL_VERSION);
+
+    fail_unless (strstr (err->message, text) != NULL, "%s", err->message);
+  }
   fail_unless (strstr (err->message, prod->path) != NULL);
   g_clear_error (&err);
   fail_if (cudaipc_client_is_connected (client));
@@ -967,12 +975,89 @@ GST_START_TEST (test_frame_outlives_client)
 
 GST_END_TEST;
 
+/* Over max-held, nothing is dropped of a stream that is not live (the
+ * producer waits); of a live one the frame beyond goes back at once. */
+static void
+check_leaky (gboolean live, CudaIpcLeaky leaky, gboolean drops)
+{
+  CudaIpcClientStats stats;
+  CudaIpcClientInfo info;
+  CudaIpcClientItem a, b, ev;
+  CudaIpcMsg msg;
+
+  prod->ring_flags = live ? CUDAIPC_RING_LIVE : 0;
+  cudaipc_client_set_leaky (client, leaky);
+  cudaipc_client_set_max_held (client, 1);
+  connect_ok ();
+  send_stream_start (3);
+  send_frame (0, 0);
+  send_frame (1, 1);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_EOS;
+  msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+  msg.u.event.structure = "";
+  psend (&msg);
+
+  receive_frame (&a);
+  fail_unless_equals_int (a.frame.lent, 0);
+  if (drops) {
+    receive_event (&ev, GST_EVENT_EOS);
+    expect_release (GEN, 1, 1);
+  } else {
+    receive_frame (&b);
+    /* a was handed out and is held */
+    fail_unless_equals_int (b.frame.lent, 1);
+    fail_if (b.frame.discont);
+    receive_event (&ev, GST_EVENT_EOS);
+    cudaipc_client_item_clear (&b);
+    expect_release (GEN, 1, 1);
+  }
+  cudaipc_client_item_clear (&ev);
+  fail_unless (cudaipc_client_get_info (client, &info));
+  fail_unless_equals_int (info.live, live);
+  fail_unless_equals_int (info.leaky, drops);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.received, 2);
+  fail_unless_equals_uint64 (stats.dropped, drops ? 1 : 0);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 0);
+}
+
+GST_START_TEST (test_leaky_auto_not_live)
+{
+  check_leaky (FALSE, CUDAIPC_LEAKY_AUTO, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_leaky_auto_live)
+{
+  check_leaky (TRUE, CUDAIPC_LEAKY_AUTO, TRUE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_leaky_none_live)
+{
+  check_leaky (TRUE, CUDAIPC_LEAKY_NONE, FALSE);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_leaky_downstream_not_live)
+{
+  check_leaky (FALSE, CUDAIPC_LEAKY_DOWNSTREAM, TRUE);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_max_held)
 {
   CudaIpcClientStats stats;
   CudaIpcClientItem a, b, ev;
   CudaIpcMsg msg;
 
+  cudaipc_client_set_leaky (client, CUDAIPC_LEAKY_DOWNSTREAM);
   cudaipc_client_set_max_held (client, 1);
   connect_ok ();
   send_stream_start (3);
@@ -1748,6 +1833,10 @@ client_suite (void)
   tcase_add_test (tc, test_no_release_after_disconnect);
   tcase_add_test (tc, test_frame_outlives_client);
   tcase_add_test (tc, test_max_held);
+  tcase_add_test (tc, test_leaky_auto_not_live);
+  tcase_add_test (tc, test_leaky_auto_live);
+  tcase_add_test (tc, test_leaky_none_live);
+  tcase_add_test (tc, test_leaky_downstream_not_live);
   tcase_add_test (tc, test_new_ring_keeps_old_frames);
   tcase_add_test (tc, test_events);
   tcase_add_test (tc, test_producer_bye);
