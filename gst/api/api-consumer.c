@@ -110,7 +110,9 @@ cudaipc_consumer_new (const char *socket_path,
   cudaipc_reader_set_device_id (c->reader, opts.device_id);
   cudaipc_reader_set_connect_timeout (c->reader, opts.connect_timeout_ms);
   cudaipc_reader_set_reconnect (c->reader, opts.reconnect != 0);
-  cudaipc_reader_set_reconnect_timeout (c->reader, opts.reconnect_timeout_ms);
+  /* a reconnection waits as the first connection does, unless told */
+  cudaipc_reader_set_reconnect_timeout (c->reader, opts.reconnect_timeout_ms ?
+      opts.reconnect_timeout_ms : opts.connect_timeout_ms);
   cudaipc_reader_set_peer_access (c->reader, opts.peer_access != 0);
   /* frames beyond max_held, read while the program is busy, go back to
    * the producer at once: the producer is never held back (unless all
@@ -231,8 +233,14 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
   for (;;) {
     g_auto (CudaIpcReaderItem) item = { {0,}, };
     GError *err = NULL;
+    /* a connection, the first or after a lost producer, waits for as long
+     * as its own setting says, whatever @timeout_ms: the frame's time-out
+     * counts from the connection */
+    gboolean connected =
+        cudaipc_client_is_connected (cudaipc_reader_get_client (c->reader));
 
-    switch (cudaipc_reader_next (c->reader, deadline, &item, &err)) {
+    switch (cudaipc_reader_next (c->reader, connected ? deadline : 0, &item,
+            &err)) {
       case CUDAIPC_READER_FRAME:
         *frame = frame_new (c, &item.item);
         return fail (c, CUDAIPC_STATUS_OK, g_strdup (""));
@@ -245,6 +253,7 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
         }
         continue;
       case CUDAIPC_READER_CONNECTED:
+        deadline = deadline_of (timeout_ms);
         continue;
       case CUDAIPC_READER_LOST:
         if (item.reconnecting)

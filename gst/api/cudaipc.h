@@ -23,13 +23,15 @@
  *
  * next() connects on its first call (for connect_timeout_ms, as
  * cuipcsrc's connect-timeout), and again after a producer that went away
- * when reconnect is set (reconnect_timeout_ms, 0: as long as next() may
- * wait). A frame is complete when next() returns it: the consumer waited
- * for the producer's copy (the fence page) before. It is the producer's
- * slot itself, mapped read-only; it stays as it is until released, and
- * the producer does not write the slot again until every consumer that
- * got the frame released it, so hold frames briefly: at most max_held at
- * once (next() says CUDAIPC_STATUS_TOO_MANY_HELD past that).
+ * when reconnect is set (reconnect_timeout_ms, 0: connect_timeout_ms),
+ * whatever its own time-out, which counts from the connection: a consumer
+ * may start before its producer. A frame is complete when next() returns
+ * it: the consumer waited for the producer's copy (the fence page)
+ * before. It is the producer's slot itself, mapped read-only; it stays as
+ * it is until released, and the producer does not write the slot again
+ * until every consumer that got the frame released it, so hold frames
+ * briefly: at most max_held at once (next() says
+ * CUDAIPC_STATUS_TOO_MANY_HELD past that).
  *
  * Producer
  *
@@ -109,7 +111,7 @@ typedef struct
   int32_t device_id;            /* the CUDA device to read on (0) */
   uint32_t connect_timeout_ms;  /* waiting for a producer (10000; 0: ever) */
   int32_t reconnect;            /* after a producer went away (1) */
-  uint32_t reconnect_timeout_ms;        /* (0: as long as next() waits) */
+  uint32_t reconnect_timeout_ms;        /* (0: connect_timeout_ms) */
   int32_t max_held;             /* frames held at once (-1, the default:
                                  * the producer's ring less one, as
                                  * cuipcsrc's max-held; else 1..64) */
@@ -131,8 +133,9 @@ CUDAIPC_API void cudaipc_consumer_options_init (cudaipc_consumer_options *
 CUDAIPC_API cudaipc_consumer *cudaipc_consumer_new (const char *socket_path,
     const cudaipc_consumer_options * options);
 /* The next frame, within @timeout_ms (0: wait as long as it takes),
- * connecting first where needed. *@frame is set on CUDAIPC_STATUS_OK only;
- * the caller releases it. */
+ * connecting first where needed: a connection waits for a producer as its
+ * options say, and @timeout_ms counts from it. *@frame is set on
+ * CUDAIPC_STATUS_OK only; the caller releases it. */
 CUDAIPC_API cudaipc_status cudaipc_consumer_next (cudaipc_consumer * consumer,
     uint32_t timeout_ms, cudaipc_frame ** frame);
 /* The text of the last failure, "" after a success. */

@@ -520,8 +520,12 @@ class Consumer(_Closing):
     """Reads the frames of the producer on @socket_path.
 
     Connects on the first frame, waiting up to @connect_timeout seconds
-    for a producer, and again after one went away while @reconnect.
-    @timeout bounds each wait for a frame (None: as long as it takes).
+    for a producer, and again after one went away while @reconnect (up to
+    @reconnect_timeout, None: @connect_timeout); None: as long as it
+    takes. A connection waits that long whatever the frame's time-out: the
+    consumer may start before its producer. @timeout bounds each wait for
+    a frame in iteration, counted from the connection (None: as long as
+    it takes).
     @max_held frames at most are held at once (-1: the producer's ring
     less one). Frames that arrive while the program is busy and @max_held
     are held go back to the producer (dropped here), unless @keep_all:
@@ -552,7 +556,11 @@ class Consumer(_Closing):
             raise Error("cannot make a consumer of %s" % socket_path)
 
     def next_frame(self, timeout=None):
-        """The next frame; raises EndOfStream at the producer's end."""
+        """The next frame, within @timeout seconds of the connection (None:
+        as long as it takes); raises EndOfStream at the producer's end.
+        Where it connects first, it waits for a producer as long as
+        connect_timeout says (reconnect_timeout after a lost one), whatever
+        @timeout, and raises NoProducer past that."""
         if not self._c:
             raise ValueError("the consumer is closed")
         ptr = ctypes.c_void_p()

@@ -3,8 +3,9 @@
  * api suite: libcudaipc (cudaipc.h) across processes, host backend: its
  * consumer reads an ipc-node producer (cuipcsink) frame by frame, intact,
  * with the slot itself as the frame's memory; the errors a user meets (no
- * producer, too many frames held, a time-out, the end of the stream); its
- * producer is read by an ipc-node consumer (cuipcsrc).
+ * producer, too many frames held, a time-out, the end of the stream); a
+ * producer that starts late; its producer is read by an ipc-node consumer
+ * (cuipcsrc).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -143,6 +144,54 @@ GST_START_TEST (test_consumer_errors)
 
 GST_END_TEST;
 
+/* The first next() waits connect_timeout_ms for a producer, whatever its
+ * own time-out, which counts once connected. */
+GST_START_TEST (test_consumer_waits_for_late_producer)
+{
+  cudaipc_consumer *c = consumer (2, 400);
+  gchar *argv[] = { (gchar *) "/bin/sh", (gchar *) "-c",
+    (gchar *) "sleep 2 && exec \"$@\"", (gchar *) "sh",
+    (gchar *) g_getenv ("CUDAIPC_IPC_NODE"), (gchar *) "producer", sock,
+    (gchar *) "--frames", (gchar *) "3", (gchar *) "--clients", (gchar *) "1",
+    (gchar *) "--fps", (gchar *) "30", (gchar *) "--sink",
+    (gchar *) "backend=host", NULL
+  };
+  cudaipc_frame *f = NULL;
+  cudaipc_status st;
+  gint64 start = g_get_monotonic_time (), waited;
+  Node *p;
+
+  /* nobody there: the connect time-out, not the frame's, ends the wait */
+  fail_unless_equals_int (cudaipc_consumer_next (c, 50, &f),
+      CUDAIPC_STATUS_NO_PRODUCER);
+  waited = (g_get_monotonic_time () - start) / 1000;
+  fail_unless (waited >= 350, "gave up after %" G_GINT64_FORMAT " ms",
+      waited);
+  cudaipc_consumer_free (c);
+
+  /* a producer two seconds late, a frame within a second of it */
+  c = consumer (2, 5000);
+  start = g_get_monotonic_time ();
+  fail_unless (argv[4] != NULL);
+  p = spawn_argv (argv);
+  st = cudaipc_consumer_next (c, 1000, &f);
+  fail_unless (st == CUDAIPC_STATUS_OK, "status %d: %s", st,
+      cudaipc_consumer_error (c));
+  waited = (g_get_monotonic_time () - start) / 1000;
+  fail_unless (waited >= 1500, "a frame after %" G_GINT64_FORMAT " ms",
+      waited);
+  cudaipc_frame_release (f);
+  while (cudaipc_consumer_next (c, 20000, &f) == CUDAIPC_STATUS_OK)
+    cudaipc_frame_release (f);
+  fail_unless (strstr (cudaipc_consumer_error (c), "ended its stream"));
+  wait_node (p, 60);
+  assert_exit_ok (p);
+  node_free (p);
+  cudaipc_consumer_free (c);
+}
+
+GST_END_TEST;
+
 /* The library's producer, read by cuipcsrc. */
 GST_START_TEST (test_producer_read_by_src)
 {
@@ -265,6 +314,7 @@ api_frames_suite (void)
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   tcase_add_test (tc, test_consumer_reads_frames);
   tcase_add_test (tc, test_consumer_errors);
+  tcase_add_test (tc, test_consumer_waits_for_late_producer);
   tcase_add_test (tc, test_producer_read_by_src);
   tcase_add_test (tc, test_producer_annotations_refused);
   return s;

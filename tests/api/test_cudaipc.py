@@ -218,6 +218,56 @@ class ConsumerTests(Case):
                 cams.next_frame()
         self.assertIn("No producer on " + self.sock, str(e.exception))
 
+    def test_connect_timeout_not_cut_by_frame_timeout(self):
+        # the first next_frame() waits connect_timeout for a producer,
+        # whatever its own time-out
+        with cudaipc.Consumer(self.sock, connect_timeout=0.8) as cams:
+            start = time.monotonic()
+            with self.assertRaises(cudaipc.NoProducer):
+                cams.next_frame(timeout=0.1)
+            self.assertGreaterEqual(time.monotonic() - start, 0.7)
+
+    def late_producer(self, delay, frames, *extra):
+        """A producer that starts @delay seconds from now."""
+        p = subprocess.Popen(
+            ["sh", "-c", 'sleep %s && exec "$@"' % delay, "sh", NODE,
+             "producer", self.sock, "--frames", str(frames), "--width",
+             str(W), "--height", str(H), "--clients", "1", *extra,
+             "--sink", "backend=%s" % BACKEND],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=NODE_ENV)
+        self.procs.append(p)
+        return p
+
+    def test_waits_for_a_late_producer(self):
+        with cudaipc.Consumer(self.sock, connect_timeout=5,
+                              reconnect=False) as cams:
+            start = time.monotonic()
+            p = self.late_producer(2, 3, "--fps", "30")
+            # the frame's time-out counts from the connection
+            with cams.next_frame(timeout=1) as frame:
+                self.assertEqual(frame.offset, 0)
+            self.assertGreaterEqual(time.monotonic() - start, 1.5)
+            for frame in cams:
+                frame.close()
+        self.finish(p)
+
+    def test_reconnects_to_a_late_producer(self):
+        # a reconnection waits as the first connection does
+        first = self.producer(1000, "--fps", "30", "--die-after", "3")
+        with cudaipc.Consumer(self.sock, connect_timeout=5, timeout=20) \
+                as cams:
+            cams.next_frame().close()
+            first.wait(60)
+            p = self.late_producer(2, 3, "--fps", "30")
+            offsets = []
+            while not offsets or offsets[-1] != 0:
+                with cams.next_frame(timeout=1) as frame:
+                    offsets.append(frame.offset)
+            for frame in cams:
+                frame.close()
+        self.finish(p)
+
     def test_timeout(self):
         p = self.producer(2, "--fps", "1")
         with cudaipc.Consumer(self.sock) as cams:
