@@ -16,9 +16,12 @@ pointer (``__dlpack__``, ``__cuda_array_interface__``), on the host backend
 host memory (``__array_interface__``, so ``numpy.asarray(frame)``). It is
 complete when it is handed out. The slot goes back to the producer when
 the frame is closed (``close()``, the end of its ``with`` block, or
-garbage collection) and no array made from it is alive any more: an array
-never views a released slot. At most ``max_held`` frames are held at once;
-the next one raises :class:`TooManyFramesHeld` until one goes back.
+garbage collection) and no array made from it is alive any more: at once,
+or when the last such array goes. The arrays (NumPy's, DLPack's) hold the
+slot, not the frame: a closed frame the program keeps holds nothing, and
+an array never views a released slot. At most ``max_held`` frames are
+held at once; the next one raises :class:`TooManyFramesHeld` until one
+goes back.
 
 Publish frames that ``cuipcsrc`` pipelines read::
 
@@ -118,11 +121,28 @@ class _Closing:
 
 
 
+def _keeper(ptr):
+    """A reference to frame @ptr in the library, as a capsule: the
+    library's destructor drops it when the capsule goes (an unconsumed
+    DLPack tensor of the frame's bytes), so no Python runs then."""
+    t = _to_dlpack(ptr, -1)
+    if not t:
+        raise Error("cannot take a reference to the frame")
+    return _new_capsule(t, _CAPSULE_NAME, _CAPSULE_DESTRUCTOR)
+
+
 class _Exporter:
     """What arrays of a frame, or of one of its planes, are made from.
     _view() is (frame, data, shape, strides in bytes, typestr), and raises
     once the frame is closed; _dl_source() is (frame, plane index or -1)
-    for __dlpack__."""
+    for __dlpack__.
+
+    Each kind of array holds the slot, not the Frame: a NumPy array's base
+    is the frame's read-only buffer, which holds a reference in the
+    library (Frame._host_buffer()); a DLPack tensor holds its own. An
+    array made through __cuda_array_interface__ holds the object it was
+    made of (cupy, numba, torch keep it), so that object takes a reference
+    of its own (_cai) and drops it when it goes."""
 
     __slots__ = ()
 
@@ -136,9 +156,10 @@ class _Exporter:
             raise AttributeError("a frame of the cuda backend is in GPU "
                                  "memory: use __cuda_array_interface__ or "
                                  "__dlpack__")
-        owner._exported = True
-        return {"shape": shape, "typestr": typestr, "data": (data, True),
-                "strides": strides, "version": 3}
+        return {"shape": shape, "typestr": typestr,
+                "data": owner._host_buffer(),
+                "offset": data - owner.data_ptr, "strides": strides,
+                "version": 3}
 
     @property
     def __cuda_array_interface__(self):
@@ -146,7 +167,8 @@ class _Exporter:
         if owner._backend != _lib.BACKEND_CUDA:
             raise AttributeError("a frame of the host backend is in host "
                                  "memory: use __array_interface__")
-        owner._exported = True
+        if self._cai is None:
+            self._cai = _keeper(owner._ptr)
         # complete when handed out: nothing to wait for
         return {"shape": shape, "typestr": typestr, "data": (data, True),
                 "strides": strides, "version": 3, "stream": None}
@@ -170,11 +192,12 @@ class Plane(_Exporter):
     Planes of a format that are no such array (YUY2, v210, tiled) raise
     NotImplementedError when an array is asked of them."""
 
-    __slots__ = ("_frame", "index")
+    __slots__ = ("_frame", "index", "_cai")
 
     def __init__(self, frame, index):
         self._frame = frame
         self.index = index
+        self._cai = None
 
     def _view(self):
         f = self._frame
@@ -330,8 +353,8 @@ def _caps_text(ptr):
 class Frame(_Exporter):
     """One frame: the producer's slot, read-only, held until released."""
 
-    __slots__ = ("_ptr", "_exported", "_closed", "_backend", "_dl_device",
-                 "_planes", "_regions", "_objects", "_n_regions",
+    __slots__ = ("_ptr", "_host", "_cai", "_closed", "_backend",
+                 "_dl_device", "_planes", "_regions", "_objects", "_n_regions",
                  "_n_objects", "backend", "device_id", "width", "height",
                  "format", "caps", "plane_offsets", "plane_strides", "size",
                  "data_ptr", "number", "offset", "pts", "duration",
@@ -341,7 +364,8 @@ class Frame(_Exporter):
 
     def __init__(self, ptr):
         self._ptr = ptr
-        self._exported = False
+        self._host = None
+        self._cai = None
         self._closed = False
         info = _lib.FrameInfo()
         info.struct_size = _INFO_SIZE
@@ -402,6 +426,18 @@ class Frame(_Exporter):
     def _dl_source(self):
         self._check_open()
         return self, -1
+
+    def _host_buffer(self):
+        """The frame's bytes as a read-only buffer that holds the frame in
+        the library for as long as it lives: what NumPy arrays of the
+        frame and its planes are made of (their base). The frame keeps it
+        until closed."""
+        buf = self._host
+        if buf is None:
+            raw = (ctypes.c_char * self.size).from_address(self.data_ptr)
+            raw.frame = _keeper(self._ptr)
+            buf = self._host = memoryview(raw).toreadonly()
+        return buf
 
     def _no_array(self, index):
         return ("plane %d of a %s frame is no array of 8 or 16 bit elements "
@@ -488,17 +524,19 @@ class Frame(_Exporter):
         return ctypes.string_at(self.data_ptr, self.size)
 
     def close(self):
-        """Lets the slot go, once no array made from the frame is left."""
-        if self._closed:
-            return
+        """Lets the slot go, at once where no array made from the frame is
+        alive, else when the last one goes. A closed frame the program
+        keeps holds no slot (but one whose __cuda_array_interface__ made
+        an array: that array holds the frame itself)."""
         self._closed = True
-        if not self._exported:
-            self._release()
+        self._release()
 
     def _release(self):
-        if self._ptr is not None:
-            lib.cudaipc_frame_release(self._ptr)
-            self._ptr = None
+        # the arrays hold references of their own: drop the frame's
+        self._host = None
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            lib.cudaipc_frame_release(ptr)
 
     def __enter__(self):
         return self
@@ -507,7 +545,6 @@ class Frame(_Exporter):
         self.close()
 
     def __del__(self):
-        # the last reference: no array of it is left
         self._release()
 
     def __repr__(self):
@@ -571,12 +608,12 @@ class Consumer(_Closing):
         return Frame(ptr.value)
 
     def __iter__(self):
+        # no reference to a frame is kept here between two frames
         while True:
             try:
-                frame = self.next_frame(self.timeout)
+                yield self.next_frame(self.timeout)
             except EndOfStream:
                 return
-            yield frame
 
     @property
     def held(self):

@@ -3,9 +3,10 @@
 
 Frames byte for byte as an ipc-node producer (cuipcsink) sent them; zero
 copy (an array's data lies in the producer's slot, mapped in this
-process); lifetime (an array outlives its frame's with block, a
-garbage-collected frame goes back, max_held is enforced); the errors; a
-Python producer read by an ipc-node consumer (cuipcsrc). With CUDA present
+process); lifetime (an array outlives its frame's with block, a closed
+frame whose arrays are gone holds no slot, a garbage-collected frame goes
+back, max_held is enforced); a producer that starts after its consumer;
+the errors; a Python producer read by an ipc-node consumer (cuipcsrc). With CUDA present
 (CUDAIPC_TEST_GPU=1, the gpu suite) the same on the cuda backend, with
 torch.from_dlpack and cupy.from_dlpack.
 """
@@ -173,6 +174,49 @@ class ConsumerTests(Case):
         gc.collect()
         self.assertEqual(cams.held, 0)
         cams.close()
+        self.finish(p)
+
+    @unittest.skipIf(numpy is None or GPU, "numpy, host backend")
+    def test_closed_frame_gives_its_slot_back(self):
+        p = self.producer(10, sink=LOSSLESS)
+        with cudaipc.Consumer(self.sock, timeout=20, max_held=2,
+                              keep_all=True) as cams:
+            # closed, its arrays gone: no slot held, though the program
+            # keeps the frame
+            kept = []
+            for i in range(5):
+                frame = cams.next_frame()
+                source = frame.planes[i // 2 % 2] if i % 2 == 0 else frame
+                a = numpy.asarray(source)
+                del a, source
+                frame.close()
+                kept.append(frame)
+                self.assertEqual(cams.held, 0)
+            # an array alive at close holds the slot until it goes
+            frame = cams.next_frame()
+            a = numpy.asarray(frame.planes[1])
+            b = numpy.asarray(frame)
+            frame.close()
+            self.assertEqual(cams.held, 1)
+            self.assertEqual(b.tobytes(), pattern(frame.offset))
+            del b
+            self.assertEqual(cams.held, 1)
+            del a
+            self.assertEqual(cams.held, 0)
+            # never closed, arrays gone: the frame's end lets the slot go
+            frame = cams.next_frame()
+            a = numpy.asarray(frame)
+            del a, frame
+            self.assertEqual(cams.held, 0)
+            # never closed, in a reference cycle: the collector's pass
+            frame = cams.next_frame()
+            frame.itself = frame
+            numpy.asarray(frame.planes[0])
+            del frame
+            gc.collect()
+            self.assertEqual(cams.held, 0)
+            for frame in cams:
+                frame.close()
         self.finish(p)
 
     def test_garbage_collected_frame_goes_back(self):
@@ -392,11 +436,17 @@ class ConsumerTests(Case):
                 y, uv = frame.planes
                 self.assertEqual(y.shape, (H, W))
                 self.assertEqual(uv.shape, ((H + 1) // 2, (W + 1) // 2, 2))
+                # the frame's bytes, read-only, from the plane's offset
                 ai = uv.__array_interface__
-                self.assertEqual(ai["data"][0],
-                                 frame.data_ptr + frame.plane_offsets[1])
+                self.assertTrue(ai["data"].readonly)
+                self.assertEqual(ai["data"].nbytes, frame.size)
+                self.assertEqual(ai["offset"], frame.plane_offsets[1])
                 self.assertEqual(ai["strides"],
                                  (frame.plane_strides[1], 2, 1))
+                del ai
+                if numpy is not None:
+                    self.assertEqual(numpy.asarray(uv).ctypes.data,
+                                     frame.data_ptr + frame.plane_offsets[1])
         self.finish(p)
 
 
