@@ -48,6 +48,7 @@ struct cudaipc_frame
   gchar *caps;                  /* GRefString, the consumer's caps_str */
   GstBuffer *metas;             /* the frame's metas, decoded; or NULL */
   guint n_regions, n_objects;
+  guint64 dropped_before;       /* dropped since the frame before */
 };
 
 static void
@@ -95,8 +96,10 @@ cudaipc_consumer_new (const char *socket_path,
   }
 
   cudaipc_consumer_options_init (&opts);
-  if (options && options->struct_size >= sizeof (opts))
-    opts = *options;
+  /* a caller built against an older, shorter struct: what it has */
+  if (options && options->struct_size >= G_STRUCT_OFFSET
+      (cudaipc_consumer_options, leaky))
+    memcpy (&opts, options, MIN (options->struct_size, sizeof (opts)));
   name = opts.name ? g_strdup (opts.name) :
       g_strdup_printf ("cudaipc-%d", (int) getpid ());
 
@@ -121,6 +124,12 @@ cudaipc_consumer_new (const char *socket_path,
       opts.max_held == CUDAIPC_MAX_HELD_AUTO ? CUDAIPC_MAX_HELD_AUTO :
       CLAMP (opts.max_held, 1, CUDAIPC_MAX_SLOTS));
   cudaipc_reader_set_keep_all (c->reader, opts.keep_all != 0);
+  /* every frame of a stream that is not live, the newest of a live one,
+   * as cuipcsrc */
+  cudaipc_reader_set_leaky (c->reader, opts.keep_all ? CUDAIPC_LEAKY_NONE :
+      opts.leaky == CUDAIPC_LEAKY_TYPE_NONE ? CUDAIPC_LEAKY_NONE :
+      opts.leaky == CUDAIPC_LEAKY_TYPE_DOWNSTREAM ? CUDAIPC_LEAKY_DOWNSTREAM :
+      CUDAIPC_LEAKY_AUTO);
   if (!cudaipc_reader_start (c->reader, &err)) {
     g_clear_error (&err);
     cudaipc_consumer_free (c);
@@ -243,6 +252,12 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
             &err)) {
       case CUDAIPC_READER_FRAME:
         *frame = frame_new (c, &item.item);
+        (*frame)->dropped_before = cudaipc_reader_take_drops (c->reader,
+            NULL);
+        if ((*frame)->dropped_before > 0)
+          GST_DEBUG ("%" G_GUINT64_FORMAT " frame(s) dropped before frame %"
+              G_GUINT64_FORMAT, (*frame)->dropped_before,
+              (*frame)->item.frame.msg.seq);
         return fail (c, CUDAIPC_STATUS_OK, g_strdup (""));
       case CUDAIPC_READER_EVENT:
         if (GST_EVENT_TYPE (item.item.event) == GST_EVENT_EOS) {
@@ -284,6 +299,17 @@ uint32_t
 cudaipc_consumer_held (cudaipc_consumer * c)
 {
   return c ? (uint32_t) g_atomic_int_get (&c->shared->held) : 0;
+}
+
+uint64_t
+cudaipc_consumer_dropped (cudaipc_consumer * c)
+{
+  CudaIpcClientStats stats;
+
+  if (c == NULL)
+    return 0;
+  cudaipc_client_get_stats (cudaipc_reader_get_client (c->reader), &stats);
+  return stats.dropped;
 }
 
 void
@@ -382,6 +408,7 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   info->n_regions = f->n_regions;
   info->flags = fr->msg.flags;
   info->n_objects = f->n_objects;
+  info->dropped_before = f->dropped_before;
   info->struct_size = size;
   memcpy (out, info, size);
   return CUDAIPC_STATUS_OK;

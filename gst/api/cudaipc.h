@@ -117,11 +117,24 @@ typedef struct
                                  * cuipcsrc's max-held; else 1..64) */
   int32_t peer_access;          /* read another GPU's ring through peer
                                  * access (1) */
-  int32_t keep_all;             /* never drop a frame that arrives while the
-                                 * program is busy (0): with the producer's
-                                 * on-full=wait a slow consumer then holds
-                                 * it back, as cuipcsrc max-held=0 does */
+  int32_t keep_all;             /* 1: as leaky CUDAIPC_LEAKY_NONE (0) */
+  /* whether frames that arrive while the program is busy and max_held
+   * are held are dropped, as cuipcsrc's leaky-type: CUDAIPC_LEAKY_AUTO
+   * (the default) drops none of a stream that is not live (the producer
+   * waits for this consumer) and the oldest of a live one. The last
+   * field: a caller whose struct_size ends before it gets the default. */
+  int32_t leaky;
 } cudaipc_consumer_options;
+
+/* cudaipc_consumer_options' leaky */
+typedef enum
+{
+  CUDAIPC_LEAKY_TYPE_AUTO = 0,  /* none when the stream is not live,
+                                 * downstream when it is */
+  CUDAIPC_LEAKY_TYPE_NONE = 1,  /* never drop: a slow consumer holds the
+                                 * producer back */
+  CUDAIPC_LEAKY_TYPE_DOWNSTREAM = 2,    /* drop the oldest waiting */
+} cudaipc_leaky_type;
 
 /* The defaults, as above. */
 CUDAIPC_API void cudaipc_consumer_options_init (cudaipc_consumer_options *
@@ -142,6 +155,11 @@ CUDAIPC_API cudaipc_status cudaipc_consumer_next (cudaipc_consumer * consumer,
 CUDAIPC_API const char *cudaipc_consumer_error (cudaipc_consumer * consumer);
 /* Frames handed out and not released yet. */
 CUDAIPC_API uint32_t cudaipc_consumer_held (cudaipc_consumer * consumer);
+/* Frames dropped since it started: those of a live stream that arrived
+ * while the program was busy and max_held were held (leaky), and those
+ * the producer dropped this consumer behind. */
+CUDAIPC_API uint64_t cudaipc_consumer_dropped (cudaipc_consumer *
+    consumer);
 CUDAIPC_API void cudaipc_consumer_cancel (cudaipc_consumer * consumer);
 /* Says BYE to the producer; frames still held stay readable. */
 CUDAIPC_API void cudaipc_consumer_free (cudaipc_consumer * consumer);
@@ -175,6 +193,8 @@ typedef struct
   uint32_t n_objects;           /* object detections it carries (its
                                  * GstAnalyticsRelationMeta; 0 where this
                                  * build has no gstreamer-analytics) */
+  uint64_t dropped_before;      /* frames this consumer dropped since the
+                                 * frame before it */
 } cudaipc_frame_info;
 
 typedef struct

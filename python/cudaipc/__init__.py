@@ -35,6 +35,7 @@ Errors are exceptions with the words of the GStreamer elements' errors:
 
 import ctypes
 import struct
+import warnings
 
 from . import _dlpack
 from ._dlpack import (to_dlpack as _to_dlpack, new_capsule as _new_capsule,
@@ -358,7 +359,8 @@ class Frame(_Exporter):
                  "_n_objects", "backend", "device_id", "width", "height",
                  "format", "caps", "plane_offsets", "plane_strides", "size",
                  "data_ptr", "number", "offset", "pts", "duration",
-                 "capture_time", "publish_time", "flags", "__weakref__",
+                 "capture_time", "publish_time", "flags", "dropped_before",
+                 "__weakref__",
                  # a program's own attributes on a frame
                  "__dict__")
 
@@ -406,6 +408,7 @@ class Frame(_Exporter):
         self._n_regions = v[at["n_regions"]]
         self._n_objects = v[at["n_objects"]]
         self.flags = v[at["flags"]]
+        self.dropped_before = v[at["dropped_before"]]
         self._planes = None
         self._regions = None
         self._objects = None
@@ -564,15 +567,27 @@ class Consumer(_Closing):
     a frame in iteration, counted from the connection (None: as long as
     it takes).
     @max_held frames at most are held at once (-1: the producer's ring
-    less one). Frames that arrive while the program is busy and @max_held
-    are held go back to the producer (dropped here), unless @keep_all:
-    then a slow consumer holds the producer back (with its on-full=wait).
+    less one). @leaky, as cuipcsrc's leaky-type, says what happens to
+    frames that arrive while the program is busy and @max_held are held:
+    "auto" keeps every frame of a stream that is not live (a file, a
+    decoder: the producer waits for this consumer) and drops the oldest of
+    a live one (a camera), with a warning the first time (`dropped` counts
+    them, a Frame's `dropped_before` says how many went before it); "none"
+    never drops (a slow consumer holds the producer back); "downstream"
+    always drops the oldest. @keep_all is leaky="none".
     """
+
+    _LEAKY = {"auto": _lib.LEAKY_AUTO, "none": _lib.LEAKY_NONE,
+              "downstream": _lib.LEAKY_DOWNSTREAM}
 
     def __init__(self, socket_path, *, name=None, device_id=0,
                  connect_timeout=10.0, reconnect=True, reconnect_timeout=None,
                  max_held=-1, peer_access=True, keep_all=False,
-                 timeout=None):
+                 leaky="auto", timeout=None):
+        self._c = None
+        if leaky not in self._LEAKY:
+            raise ValueError("leaky must be one of %s, not %r" %
+                             (", ".join(self._LEAKY), leaky))
         o = _lib.ConsumerOptions()
         lib.cudaipc_consumer_options_init(ctypes.byref(o))
         self._name = name.encode() if name else None
@@ -584,7 +599,9 @@ class Consumer(_Closing):
         o.max_held = max_held
         o.peer_access = 1 if peer_access else 0
         o.keep_all = 1 if keep_all else 0
+        o.leaky = self._LEAKY[leaky]
         self.socket_path = socket_path
+        self._warned_drops = False
         self.timeout = timeout
         self.max_held = max_held
         self._c = lib.cudaipc_consumer_new(socket_path.encode(),
@@ -605,7 +622,17 @@ class Consumer(_Closing):
                                        ctypes.byref(ptr))
         if st != _lib.STATUS_OK:
             _raise(st, lib.cudaipc_consumer_error(self._c).decode())
-        return Frame(ptr.value)
+        frame = Frame(ptr.value)
+        if frame.dropped_before and not self._warned_drops:
+            self._warned_drops = True
+            warnings.warn(
+                "dropped %d frame(s) of the live stream on %s: this program "
+                "is slower than the producer, and of a live stream the "
+                "newest frames are kept (Consumer.dropped counts them; "
+                "leaky=\"none\" holds the producer back instead; warned "
+                "once)" % (frame.dropped_before, self.socket_path),
+                RuntimeWarning, stacklevel=2)
+        return frame
 
     def __iter__(self):
         # no reference to a frame is kept here between two frames
@@ -614,6 +641,11 @@ class Consumer(_Closing):
                 yield self.next_frame(self.timeout)
             except EndOfStream:
                 return
+
+    @property
+    def dropped(self):
+        """Frames dropped since it started (see @leaky)."""
+        return lib.cudaipc_consumer_dropped(self._c) if self._c else 0
 
     @property
     def held(self):
@@ -676,13 +708,17 @@ class Producer(_Closing):
 
     @fmt, @width, @height and @fps make the caps (raw video; memory laid out
     as GStreamer lays out @fmt); @backend is "cuda" (frames in GPU memory
-    on @device_id) or "host". With on_full="wait" a publish() waits up to
-    @full_timeout seconds for a free slot, else the frame is dropped.
+    on @device_id) or "host". @live says whether the stream goes on at its
+    own pace (a camera: consumers keep the newest frames, and with
+    on_full="wait" a publish() waits up to @full_timeout seconds for a free
+    slot, else the frame is dropped) or not (the default, a file or a
+    decoder: consumers get every frame, and a publish() waits for the
+    slowest as long as it takes, unless its own timeout says otherwise).
     """
 
     def __init__(self, socket_path, fmt, width, height, fps=30, *,
                  backend="cuda", device_id=0, ring_size=4, on_full="wait",
-                 full_timeout=1.0, name=None, socket_mode=0o660):
+                 full_timeout=1.0, name=None, socket_mode=0o660, live=False):
         o = _lib.ProducerOptions()
         lib.cudaipc_producer_options_init(ctypes.byref(o))
         self._name = name.encode() if name else None
@@ -694,6 +730,7 @@ class Producer(_Closing):
         o.wait_when_full = 1 if on_full == "wait" else 0
         o.full_timeout_ms = _ms(full_timeout) if full_timeout else 0
         o.socket_mode = socket_mode
+        o.live = 1 if live else 0
         self.caps = ("video/x-raw, format=(string)%s, width=(int)%d, "
                      "height=(int)%d, framerate=(fraction)%d/1" %
                      (fmt, width, height, fps))

@@ -18,6 +18,9 @@ STATUS_FAILED = 9
 
 BACKEND_HOST = 0
 BACKEND_CUDA = 1
+LEAKY_AUTO = 0
+LEAKY_NONE = 1
+LEAKY_DOWNSTREAM = 2
 
 MAX_PLANES = 4
 
@@ -33,6 +36,7 @@ class ConsumerOptions(ctypes.Structure):
         ("max_held", ctypes.c_int32),
         ("peer_access", ctypes.c_int32),
         ("keep_all", ctypes.c_int32),
+        ("leaky", ctypes.c_int32),
     ]
 
 
@@ -59,6 +63,7 @@ class FrameInfo(ctypes.Structure):
         ("n_regions", ctypes.c_uint32),
         ("flags", ctypes.c_uint32),
         ("n_objects", ctypes.c_uint32),
+        ("dropped_before", ctypes.c_uint64),
     ]
 
 
@@ -110,6 +115,7 @@ class ProducerOptions(ctypes.Structure):
         ("wait_when_full", ctypes.c_int32),
         ("full_timeout_ms", ctypes.c_uint32),
         ("socket_mode", ctypes.c_uint32),
+        ("live", ctypes.c_int32),
     ]
 
 
@@ -150,6 +156,7 @@ _sigs = {
                                          _c.POINTER(_c.c_void_p)]),
     "cudaipc_consumer_error": (_c.c_char_p, [_c.c_void_p]),
     "cudaipc_consumer_held": (_c.c_uint32, [_c.c_void_p]),
+    "cudaipc_consumer_dropped": (_c.c_uint64, [_c.c_void_p]),
     "cudaipc_consumer_cancel": (None, [_c.c_void_p]),
     "cudaipc_consumer_free": (None, [_c.c_void_p]),
     "cudaipc_frame_get_info": (_c.c_int, [_c.c_void_p,

@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import unittest
+import warnings
 
 # Under the sanitizer pass (tests/sanitize.sh) the library is built with
 # AddressSanitizer: the interpreter must start with its runtime loaded.
@@ -255,6 +256,65 @@ class ConsumerTests(Case):
                     time.sleep(0.005)
         self.assertEqual(got, list(range(40)))
         self.finish(p)
+
+    def test_every_frame_of_a_stream_not_live(self):
+        # defaults on both sides: a producer that is not live (appsrc
+        # is-live=false) waits for a consumer slower than it, which gets
+        # every frame as sent
+        p = self.producer(40)
+        got = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with cudaipc.Consumer(self.sock, timeout=20) as cams:
+                for frame in cams:
+                    with frame:
+                        if not GPU:
+                            self.assertEqual(frame.tobytes(),
+                                             pattern(frame.offset))
+                        self.assertEqual(frame.dropped_before, 0)
+                        got.append(frame.offset)
+                    time.sleep(0.03)
+                self.assertEqual(cams.dropped, 0)
+        self.assertEqual(got, list(range(40)))
+        out = self.finish(p)
+        self.assertEqual(out["dropped"], "0")
+
+    def test_live_stream_drops_the_oldest_and_says_so(self):
+        # a live producer at 200 frames/s and a consumer at about 20: the
+        # newest frames win, the drops are counted and warned of once
+        p = self.producer(200, "--fps", "200", "--live")
+        got, before = [], 0
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with cudaipc.Consumer(self.sock, timeout=20) as cams:
+                for frame in cams:
+                    with frame:
+                        got.append(frame.offset)
+                        before += frame.dropped_before
+                    time.sleep(0.05)
+                dropped = cams.dropped
+        self.finish(p)
+        self.assertGreater(dropped, 0)
+        self.assertEqual(before, dropped)
+        self.assertEqual(len(got) + dropped, 200)
+        self.assertEqual(got, sorted(got))
+        drops = [w for w in said if "live stream" in str(w.message)]
+        self.assertEqual(len(drops), 1, [str(w.message) for w in said])
+        self.assertIn("leaky=", str(drops[0].message))
+
+    def test_leaky_none_keeps_a_live_stream_whole(self):
+        p = self.producer(60, "--fps", "200", "--live", sink=LOSSLESS)
+        got = []
+        with cudaipc.Consumer(self.sock, timeout=20, leaky="none") as cams:
+            for frame in cams:
+                with frame:
+                    got.append(frame.offset)
+                time.sleep(0.01)
+            self.assertEqual(cams.dropped, 0)
+        self.assertEqual(got, list(range(60)))
+        self.finish(p)
+        with self.assertRaises(ValueError):
+            cudaipc.Consumer(self.sock, leaky="sometimes")
 
     def test_no_producer(self):
         with cudaipc.Consumer(self.sock, connect_timeout=0.3) as cams:

@@ -82,7 +82,7 @@ static gint switch_at = -1, width2 = 0, height2 = 0;
 static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
 static gint stall_after = -1, min_devices = 1, slow_ms;
 static gchar *sink_props, *src_props;
-static gboolean upload, download, resources;
+static gboolean upload, download, resources, live;
 /* producer: of the frames it wrote; consumer: of those it received, in
  * the caps' layout, as they arrived */
 static guint64 checksum = CUDAIPC_TEST_HASH_INIT;
@@ -99,6 +99,8 @@ static GOptionEntry entries[] = {
   {"clients", 0, 0, G_OPTION_ARG_INT, &clients, "clients to wait for", "C"},
   {"sink", 0, 0, G_OPTION_ARG_STRING, &sink_props, "sink properties", "P"},
   {"upload", 0, 0, G_OPTION_ARG_NONE, &upload, "cudaupload first", NULL},
+  {"live", 0, 0, G_OPTION_ARG_NONE, &live,
+      "producer: a live source (appsrc is-live=true)", NULL},
   {"resources", 0, 0, G_OPTION_ARG_NONE, &resources,
       "report fds, memory and GPU memory after the first frame and at the end",
       NULL},
@@ -327,9 +329,9 @@ run_producer (const gchar * socket_path)
   gboolean eos = FALSE;
   gchar *desc;
 
-  desc = g_strdup_printf ("appsrc name=src format=time is-live=false "
+  desc = g_strdup_printf ("appsrc name=src format=time is-live=%s "
       "block=true max-bytes=1 ! %s cuipcsink name=sink sync=false "
-      "socket-path=\"%s\"",
+      "socket-path=\"%s\"", live ? "true" : "false",
       upload ? "cudaupload ! video/x-raw(memory:CUDAMemory) !" : "",
       socket_path);
   pipeline = parse_pipeline (desc);

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * elements suite: every frame by default (docs/design.md, Every frame or
+ * the newest), host backend, producers and consumers as pipelines of this
+ * process, every property of cuipcsrc at its default.
+ *
+ *  - A producer that is not live (videotestsrc) and a consumer slowed by
+ *    identity sleep-time: every frame arrives, bit-exact against the same
+ *    frames read without IPC, nothing dropped, no warning.
+ *  - A live producer and downstream that keeps frames: a queue that holds
+ *    ten, an appsink that keeps its newest three and is never pulled, and
+ *    x264enc (where installed) with its look-ahead: every frame goes
+ *    through, copies are counted, the producer drops no consumer and the
+ *    consumer says nothing.
+ *  - A live producer and a slow consumer: the oldest frames go, with a QoS
+ *    message and one warning that names leaky-type.
+ *  - cuipcsink's last sample holds no slot.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/app/gstappsink.h>
+#include <gst/check/gstcheck.h>
+
+#include "test-main.h"
+
+#define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
+#define FRAMES 60
+
+static gchar *sock;
+
+static void
+setup (void)
+{
+  static gint n;
+
+  sock = g_strdup_printf ("@cudaipc-every-%d-%d", (int) getpid (), n++);
+}
+
+static void
+teardown (void)
+{
+  g_clear_pointer (&sock, g_free);
+}
+
+static GstElement *
+launch (const gchar * format, ...)
+{
+  g_autofree gchar *desc = NULL;
+  GError *err = NULL;
+  GstElement *pipe;
+  va_list args;
+
+  va_start (args, format);
+  desc = g_strdup_vprintf (format, args);
+  va_end (args);
+  pipe = gst_parse_launch (desc, &err);
+  fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "");
+  g_clear_error (&err);
+  return pipe;
+}
+
+static void
+stop (GstElement * pipe)
+{
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+}
+
+/* The checksum of every frame @appsink gives until EOS, or @timeout_s in
+ * all, or @gap_s without one. */
+static GPtrArray *
+checksums_gap (GstElement * pipe, guint timeout_s, guint gap_s)
+{
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "out");
+  GPtrArray *sums = g_ptr_array_new_with_free_func (g_free);
+  gint64 end = g_get_monotonic_time () + timeout_s * G_TIME_SPAN_SECOND;
+  GstSample *sample;
+
+  fail_unless (sink != NULL);
+  while (g_get_monotonic_time () < end &&
+      (sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              gap_s * GST_SECOND)) != NULL) {
+    GstBuffer *buf = gst_sample_get_buffer (sample);
+    GstMapInfo map;
+
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    g_ptr_array_add (sums, g_compute_checksum_for_data (G_CHECKSUM_SHA1,
+            map.data, map.size));
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+  }
+  gst_object_unref (sink);
+  return sums;
+}
+
+static GPtrArray *
+checksums (GstElement * pipe, guint timeout_s)
+{
+  return checksums_gap (pipe, timeout_s, 1);
+}
+
+/* Messages of @type on @pipe's bus so far whose text has @text (NULL:
+ * any). */
+static guint
+count_messages (GstElement * pipe, GstMessageType type, const gchar * text)
+{
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *msg;
+  guint n = 0;
+
+  while ((msg = gst_bus_pop_filtered (bus, type)) != NULL) {
+    GError *err = NULL;
+
+    if (type == GST_MESSAGE_WARNING || type == GST_MESSAGE_ERROR) {
+      if (type == GST_MESSAGE_WARNING)
+        gst_message_parse_warning (msg, &err, NULL);
+      else
+        gst_message_parse_error (msg, &err, NULL);
+      g_print ("every-frame: %s: %s\n", GST_OBJECT_NAME (msg->src),
+          err->message);
+    }
+    if (text == NULL || (err && strstr (err->message, text)))
+      n++;
+    else if (type == GST_MESSAGE_ELEMENT &&
+        gst_structure_has_name (gst_message_get_structure (msg), text))
+      n++;
+    g_clear_error (&err);
+    gst_message_unref (msg);
+  }
+  gst_object_unref (bus);
+  return n;
+}
+
+static guint64
+stat_of (GstElement * pipe, const gchar * name, const gchar * field)
+{
+  GstElement *e = gst_bin_get_by_name (GST_BIN (pipe), name);
+  GstStructure *st = NULL;
+  guint64 v = 0;
+
+  fail_unless (e != NULL);
+  g_object_get (e, "stats", &st, NULL);
+  fail_unless (gst_structure_get_uint64 (st, field, &v), "no %s", field);
+  gst_structure_free (st);
+  gst_object_unref (e);
+  return v;
+}
+
+GST_START_TEST (test_not_live_slow_consumer_every_frame)
+{
+  GstElement *ref, *c, *p;
+  GPtrArray *want, *got;
+
+  /* the frames as they are without IPC */
+  ref = launch ("videotestsrc pattern=ball animation-mode=frames "
+      "num-buffers=%d ! " CAPS " ! appsink name=out sync=false", FRAMES);
+  gst_element_set_state (ref, GST_STATE_PLAYING);
+  want = checksums (ref, 30);
+  stop (ref);
+  fail_unless_equals_int (want->len, FRAMES);
+
+  /* every property of the consumer at its default */
+  c = launch ("cuipcsrc name=src socket-path=%s ! identity sleep-time=20000 "
+      "! appsink name=out sync=false", sock);
+  gst_element_set_state (c, GST_STATE_PLAYING);
+  p = launch ("videotestsrc pattern=ball animation-mode=frames "
+      "num-buffers=%d ! " CAPS " ! cuipcsink name=sink socket-path=%s "
+      "backend=host wait-for-connection=true", FRAMES, sock);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  got = checksums (c, 60);
+  g_print ("every-frame: not live, 20 ms a frame: %u of %u frames, %"
+      G_GUINT64_FORMAT " dropped\n", got->len, FRAMES,
+      stat_of (c, "src", "frames-dropped"));
+  fail_unless_equals_int (got->len, FRAMES);
+  for (guint i = 0; i < FRAMES; i++)
+    fail_unless_equals_string (g_ptr_array_index (got, i),
+        g_ptr_array_index (want, i));
+  fail_unless_equals_uint64 (stat_of (c, "src", "frames-dropped"), 0);
+  fail_unless_equals_uint64 (stat_of (p, "sink", "frames-dropped"), 0);
+  fail_unless_equals_int (count_messages (c, GST_MESSAGE_WARNING, NULL), 0);
+  fail_unless_equals_int (count_messages (p, GST_MESSAGE_WARNING, NULL), 0);
+  g_ptr_array_unref (want);
+  g_ptr_array_unref (got);
+  stop (c);
+  stop (p);
+}
+
+GST_END_TEST;
+
+/* A live producer of @frames frames at 30/s, the consumer's pipeline
+ * @downstream after cuipcsrc (whose last element is an appsink "out", or
+ * a fakesink); TRUE where it ran. */
+static void
+hoarding_case (const gchar * downstream, guint frames, guint * out_frames,
+    guint64 * copied)
+{
+  GstElement *c, *p;
+  GPtrArray *got = NULL;
+  GstElement *out;
+
+  c = launch ("cuipcsrc name=src socket-path=%s ! %s", sock, downstream);
+  gst_element_set_state (c, GST_STATE_PLAYING);
+  p = launch ("videotestsrc is-live=true pattern=ball num-buffers=%u ! "
+      CAPS " ! cuipcsink name=sink socket-path=%s backend=host "
+      "wait-for-connection=true", frames, sock);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  out = gst_bin_get_by_name (GST_BIN (c), "out");
+  if (out && GST_IS_APP_SINK (out)) {
+    /* an encoder says nothing until its look-ahead is full */
+    got = checksums_gap (c, 60, 10);
+    *out_frames = got->len;
+    g_ptr_array_unref (got);
+  } else {
+    GstBus *bus = gst_element_get_bus (c);
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+        "no EOS");
+    gst_message_unref (msg);
+    gst_object_unref (bus);
+  }
+  g_clear_object (&out);
+  *copied = stat_of (c, "src", "frames-copied");
+  fail_unless_equals_uint64 (stat_of (c, "src", "frames-dropped"), 0);
+  fail_unless_equals_uint64 (stat_of (p, "sink", "frames-dropped"), 0);
+  fail_unless_equals_int (count_messages (c, GST_MESSAGE_ELEMENT,
+          "cudaipcsrc-producer-lost"), 0);
+  fail_unless_equals_int (count_messages (c, GST_MESSAGE_WARNING, NULL), 0);
+  fail_unless_equals_int (count_messages (p, GST_MESSAGE_WARNING, NULL), 0);
+  stop (c);
+  stop (p);
+}
+
+GST_START_TEST (test_live_queue_keeps_ten)
+{
+  guint n = 0;
+  guint64 copied = 0;
+
+  /* a queue that lets nothing through before it holds ten frames */
+  hoarding_case ("queue min-threshold-buffers=10 ! appsink name=out "
+      "sync=false", 90, &n, &copied);
+  g_print ("every-frame: a queue holding 10: %u of 90 frames, %"
+      G_GUINT64_FORMAT " copied\n", n, copied);
+  fail_unless_equals_int (n, 90);
+  fail_unless (copied > 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_live_appsink_keeps_newest)
+{
+  GstElement *c, *p, *out;
+  guint64 copied;
+  GstSample *sample;
+
+  /* an application that keeps the newest three samples and looks at none
+   * for two seconds: neither it nor the producer stalls, and it is never
+   * dropped */
+  c = launch ("cuipcsrc name=src socket-path=%s ! appsink name=out "
+      "max-buffers=3 drop=true sync=false", sock);
+  gst_element_set_state (c, GST_STATE_PLAYING);
+  p = launch ("videotestsrc is-live=true num-buffers=90 ! " CAPS " ! "
+      "cuipcsink name=sink socket-path=%s backend=host "
+      "wait-for-connection=true", sock);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  g_usleep (2 * G_USEC_PER_SEC);
+  out = gst_bin_get_by_name (GST_BIN (c), "out");
+  sample = gst_app_sink_try_pull_sample (GST_APP_SINK (out), 5 * GST_SECOND);
+  fail_unless (sample != NULL);
+  gst_sample_unref (sample);
+  gst_object_unref (out);
+  copied = stat_of (c, "src", "frames-copied");
+  g_print ("every-frame: an appsink keeping its newest 3: %" G_GUINT64_FORMAT
+      " frames received, %" G_GUINT64_FORMAT " copied, producer published %"
+      G_GUINT64_FORMAT "\n", stat_of (c, "src", "frames-received"), copied,
+      stat_of (p, "sink", "frames-published"));
+  fail_unless (copied > 0);
+  fail_unless (stat_of (p, "sink", "frames-published") >= 45);
+  fail_unless_equals_uint64 (stat_of (p, "sink", "frames-dropped"), 0);
+  fail_unless_equals_int (count_messages (c, GST_MESSAGE_ELEMENT,
+          "cudaipcsrc-producer-lost"), 0);
+  fail_unless_equals_int (count_messages (p, GST_MESSAGE_WARNING, NULL), 0);
+  stop (c);
+  stop (p);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_live_x264enc_every_frame)
+{
+  GstElementFactory *x264 = gst_element_factory_find ("x264enc");
+  guint n = 0;
+  guint64 copied = 0;
+
+  if (x264 == NULL || !gst_registry_check_feature_version
+      (gst_registry_get (), "videoconvert", 1, 0, 0)) {
+    g_print ("every-frame: skipped the x264enc case: no x264enc or "
+        "videoconvert here\n");
+    g_clear_object (&x264);
+    return;
+  }
+  gst_object_unref (x264);
+  /* x264enc keeps its look-ahead of input frames */
+  hoarding_case ("videoconvert ! x264enc ! identity name=counted ! "
+      "appsink name=out sync=false", 90, &n, &copied);
+  g_print ("every-frame: x264enc at its defaults: %u of 90 frames "
+      "encoded, %" G_GUINT64_FORMAT " copied\n", n, copied);
+  fail_unless_equals_int (n, 90);
+  fail_unless (copied > 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_live_slow_consumer_says_so)
+{
+  GstElement *c, *p;
+  guint64 dropped;
+
+  c = launch ("cuipcsrc name=src socket-path=%s ! identity "
+      "sleep-time=100000 ! fakesink", sock);
+  gst_element_set_state (c, GST_STATE_PLAYING);
+  p = launch ("videotestsrc is-live=true num-buffers=60 ! " CAPS " ! "
+      "cuipcsink name=sink socket-path=%s backend=host "
+      "wait-for-connection=true", sock);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  g_usleep (3 * G_USEC_PER_SEC);
+  dropped = stat_of (c, "src", "frames-dropped");
+  g_print ("every-frame: a live stream read at 10 frames/s: %"
+      G_GUINT64_FORMAT " dropped\n", dropped);
+  fail_unless (dropped > 0);
+  {
+    GstBus *bus = gst_element_get_bus (c);
+    GstMessage *msg;
+    guint qos = 0, warned = 0;
+
+    while ((msg = gst_bus_pop (bus)) != NULL) {
+      if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_QOS) {
+        GstFormat format;
+        guint64 processed, lost;
+
+        gst_message_parse_qos_stats (msg, &format, &processed, &lost);
+        fail_unless_equals_int (format, GST_FORMAT_BUFFERS);
+        fail_unless (lost > 0 && lost <= dropped);
+        qos++;
+      } else if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_WARNING) {
+        GError *err = NULL;
+        gchar *debug = NULL;
+
+        gst_message_parse_warning (msg, &err, &debug);
+        g_print ("every-frame: warning: %s (%s)\n", err->message, debug);
+        fail_unless (strstr (err->message, "of the live stream") != NULL);
+        fail_unless (strstr (debug, "leaky-type=none") != NULL);
+        warned++;
+        g_clear_error (&err);
+        g_free (debug);
+      }
+      gst_message_unref (msg);
+    }
+    gst_object_unref (bus);
+    fail_unless (qos >= 1);
+    /* at most one every 10 s */
+    fail_unless_equals_int (warned, 1);
+  }
+  stop (c);
+  stop (p);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sink_last_sample_holds_no_slot)
+{
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
+  gboolean enabled = TRUE;
+
+  fail_unless (sink != NULL);
+  g_object_get (sink, "enable-last-sample", &enabled, NULL);
+  fail_if (enabled);
+  fail_if (gst_base_sink_is_last_sample_enabled (GST_BASE_SINK (sink)));
+  g_object_set (sink, "enable-last-sample", TRUE, NULL);
+  fail_unless (gst_base_sink_is_last_sample_enabled (GST_BASE_SINK (sink)));
+  gst_object_unref (sink);
+}
+
+GST_END_TEST;
+
+static Suite *
+every_frame_suite (void)
+{
+  Suite *s = suite_create ("every-frame");
+  TCase *tc = cudaipc_test_case (s, "general", 120);
+
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_not_live_slow_consumer_every_frame);
+  tcase_add_test (tc, test_live_queue_keeps_ten);
+  tcase_add_test (tc, test_live_appsink_keeps_newest);
+  tcase_add_test (tc, test_live_x264enc_every_frame);
+  tcase_add_test (tc, test_live_slow_consumer_says_so);
+  tcase_add_test (tc, test_sink_last_sample_holds_no_slot);
+  return s;
+}
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "every-frame",
+  .suite = every_frame_suite,
+};
