@@ -30,6 +30,7 @@ typedef struct
   gboolean done;
   gboolean counted;             /* (c) without the frame meta: arrivals */
   gchar *memory;                /* mem_type reaching the sink */
+  GQueue held;                  /* --hold: the last frames, referenced */
 } Consumer;
 
 static GstPadProbeReturn
@@ -40,6 +41,14 @@ consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   gint64 now = bench_now_ns ();
   guint64 stamp, index, flags = 0;
   gboolean done = FALSE;
+
+  /* downstream that keeps its last frames (the streaming thread alone
+   * touches the queue) */
+  if (opts.hold > 0) {
+    g_queue_push_tail (&c->held, gst_buffer_ref (buf));
+    while (g_queue_get_length (&c->held) > (guint) opts.hold)
+      gst_buffer_unref (g_queue_pop_head (&c->held));
+  }
 
   switch (c->transport) {
     case TRANSPORT_SHM:{
@@ -360,7 +369,13 @@ bench_run_consumer (Transport t)
 
     g_object_get (c.src, "stats", &st, NULL);
     if (st) {
+      guint64 copied = 0;
+
       gst_structure_get_uint64 (st, "driver-calls", &driver_calls);
+      if (gst_structure_get_uint64 (st, "frames-copied", &copied))
+        g_printerr ("consumer %d: frames-copied=%" G_GUINT64_FORMAT " of %"
+            G_GUINT64_FORMAT " received (--hold %d)\n", opts.index, copied,
+            received, opts.hold);
       gst_structure_free (st);
     }
   }
@@ -391,6 +406,7 @@ bench_run_consumer (Transport t)
 
 done:
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  g_queue_clear_full (&c.held, (GDestroyNotify) gst_buffer_unref);
   gst_object_unref (pipeline);
 out:
   g_array_unref (c.samples);

@@ -165,6 +165,8 @@ args:
     ARG ("--index", "%d", index);
     ARG ("--idle-timeout", "%d", opts.idle);
     ARG ("--grace-ms", "%d", opts.grace_ms);
+    if (opts.hold > 0)
+      ARG ("--hold", "%d", opts.hold);
     ARG ("--samples", "%s/samples-%d.bin", row->dir, index);
   }
 #undef ARG

@@ -67,6 +67,7 @@ typedef struct
   /* producer and consumer */
   gchar *transport, *socket, *samples, *ipc_mode;
   gint width, height, clients, index, idle, grace_ms, parent, rois;
+  gint hold;                    /* consumer: its last N frames kept */
 } BenchOptions;
 
 extern BenchOptions opts;

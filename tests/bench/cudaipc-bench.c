@@ -209,6 +209,10 @@ static GOptionEntry entries[] = {
       "MODE"},
   {"idle-timeout", 0, 0, G_OPTION_ARG_INT, &opts.idle,
       "consumer: seconds without a frame that end it (default 5)", "S"},
+  {"hold", 0, 0, G_OPTION_ARG_INT, &opts.hold,
+      "consumer: keep each consumer's last N frames referenced, as "
+        "downstream that keeps frames does (an encoder, a queue; default 0)",
+      "N"},
   {"grace-ms", 0, 0, G_OPTION_ARG_INT, &opts.grace_ms,
       "consumer: once the producer has finished pushing, ms without a "
         "frame that end it (default 1000)", "MS"},
