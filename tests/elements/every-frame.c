@@ -15,6 +15,11 @@
  *  - A live producer and a slow consumer: the oldest frames go, with a QoS
  *    message and one warning that names leaky-type.
  *  - cuipcsink's last sample holds no slot.
+ *
+ * Built again with CUDAIPC_TEST_GPU for the gpu suite: the producers'
+ * rings on the GPU (cudaupload in front of the sink, backend=cuda), the
+ * consumers' copies in GstCudaMemory (appsink takes CUDA memory) or in
+ * system memory (videoconvert ! x264enc), compared row by row.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -22,11 +27,21 @@
 
 #include <gst/app/gstappsink.h>
 #include <gst/check/gstcheck.h>
+#include <gst/video/video.h>
 
+#include "ipc-nodes.h"
 #include "test-main.h"
 
 #define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
 #define FRAMES 60
+
+#ifdef CUDAIPC_TEST_GPU
+#define TO_SINK "cudaupload ! video/x-raw(memory:CUDAMemory) ! "
+#define BACKEND "cuda"
+#else
+#define TO_SINK ""
+#define BACKEND "host"
+#endif
 
 static gchar *sock;
 
@@ -83,12 +98,29 @@ checksums_gap (GstElement * pipe, guint timeout_s, guint gap_s)
       (sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
               gap_s * GST_SECOND)) != NULL) {
     GstBuffer *buf = gst_sample_get_buffer (sample);
-    GstMapInfo map;
+    GChecksum *sum = g_checksum_new (G_CHECKSUM_SHA1);
+    GstVideoFrame frame;
+    GstVideoInfo info;
 
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-    g_ptr_array_add (sums, g_compute_checksum_for_data (G_CHECKSUM_SHA1,
-            map.data, map.size));
-    gst_buffer_unmap (buf, &map);
+    /* the pixels row by row: strides differ in GPU memory */
+    fail_unless (gst_video_info_from_caps (&info,
+            gst_sample_get_caps (sample)));
+    fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_READ));
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (&frame); p++) {
+      const guint8 *row = GST_VIDEO_FRAME_PLANE_DATA (&frame, p);
+      gint comp[GST_VIDEO_MAX_COMPONENTS];
+      gsize width;
+
+      gst_video_format_info_component (info.finfo, p, comp);
+      width = GST_VIDEO_FRAME_COMP_WIDTH (&frame, comp[0]) *
+          GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, comp[0]);
+      for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT (&frame, comp[0]);
+          y++, row += GST_VIDEO_FRAME_PLANE_STRIDE (&frame, p))
+        g_checksum_update (sum, row, width);
+    }
+    gst_video_frame_unmap (&frame);
+    g_ptr_array_add (sums, g_strdup (g_checksum_get_string (sum)));
+    g_checksum_free (sum);
     gst_sample_unref (sample);
   }
   gst_object_unref (sink);
@@ -166,8 +198,9 @@ GST_START_TEST (test_not_live_slow_consumer_every_frame)
       "! appsink name=out sync=false", sock);
   gst_element_set_state (c, GST_STATE_PLAYING);
   p = launch ("videotestsrc pattern=ball animation-mode=frames "
-      "num-buffers=%d ! " CAPS " ! cuipcsink name=sink socket-path=%s "
-      "backend=host wait-for-connection=true", FRAMES, sock);
+      "num-buffers=%d ! " CAPS " ! " TO_SINK "cuipcsink name=sink "
+      "socket-path=%s backend=" BACKEND " wait-for-connection=true", FRAMES,
+      sock);
   gst_element_set_state (p, GST_STATE_PLAYING);
   got = checksums (c, 60);
   g_print ("every-frame: not live, 20 ms a frame: %u of %u frames, %"
@@ -203,8 +236,8 @@ hoarding_case (const gchar * downstream, guint frames, guint * out_frames,
   c = launch ("cuipcsrc name=src socket-path=%s ! %s", sock, downstream);
   gst_element_set_state (c, GST_STATE_PLAYING);
   p = launch ("videotestsrc is-live=true pattern=ball num-buffers=%u ! "
-      CAPS " ! cuipcsink name=sink socket-path=%s backend=host "
-      "wait-for-connection=true", frames, sock);
+      CAPS " ! " TO_SINK "cuipcsink name=sink socket-path=%s "
+      "backend=" BACKEND " wait-for-connection=true", frames, sock);
   gst_element_set_state (p, GST_STATE_PLAYING);
   out = gst_bin_get_by_name (GST_BIN (c), "out");
   if (out && GST_IS_APP_SINK (out)) {
@@ -263,7 +296,7 @@ GST_START_TEST (test_live_appsink_keeps_newest)
       "max-buffers=3 drop=true sync=false", sock);
   gst_element_set_state (c, GST_STATE_PLAYING);
   p = launch ("videotestsrc is-live=true num-buffers=90 ! " CAPS " ! "
-      "cuipcsink name=sink socket-path=%s backend=host "
+      TO_SINK "cuipcsink name=sink socket-path=%s backend=" BACKEND " "
       "wait-for-connection=true", sock);
   gst_element_set_state (p, GST_STATE_PLAYING);
   g_usleep (2 * G_USEC_PER_SEC);
@@ -323,7 +356,7 @@ GST_START_TEST (test_live_slow_consumer_says_so)
       "sleep-time=100000 ! fakesink", sock);
   gst_element_set_state (c, GST_STATE_PLAYING);
   p = launch ("videotestsrc is-live=true num-buffers=60 ! " CAPS " ! "
-      "cuipcsink name=sink socket-path=%s backend=host "
+      TO_SINK "cuipcsink name=sink socket-path=%s backend=" BACKEND " "
       "wait-for-connection=true", sock);
   gst_element_set_state (p, GST_STATE_PLAYING);
   g_usleep (3 * G_USEC_PER_SEC);
@@ -389,7 +422,7 @@ GST_END_TEST;
 static Suite *
 every_frame_suite (void)
 {
-  Suite *s = suite_create ("every-frame");
+  Suite *s = suite_create ("every-frame-" BACKEND);
   TCase *tc = cudaipc_test_case (s, "general", 120);
 
   tcase_add_checked_fixture (tc, setup, teardown);
@@ -403,6 +436,9 @@ every_frame_suite (void)
 }
 
 const CudaIpcTestMain cudaipc_test_main = {
-  .name = "every-frame",
+  .name = "every-frame-" BACKEND,
   .suite = every_frame_suite,
+#ifdef CUDAIPC_TEST_GPU
+  .prepare = cudaipc_test_need_gpu,
+#endif
 };
