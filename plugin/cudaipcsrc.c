@@ -311,6 +311,10 @@ report_drops (GstCuIpcSrc * self, GstBuffer * buf)
   gst_message_set_qos_stats (msg, GST_FORMAT_BUFFERS, pushed, total);
   gst_element_post_message (GST_ELEMENT (self), msg);
 
+  /* a live stream goes on while this pipeline pauses: what it dropped
+   * meanwhile is said in the QoS message alone */
+  if (g_atomic_int_exchange (&self->paused, 0))
+    return;
   self->drops_unwarned += n;
   now = g_get_monotonic_time ();
   if (self->drops_warned_at != 0 &&
@@ -651,6 +655,17 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
   if (cudaipc_output_handle_query (self->output, GST_ELEMENT (self), query))
     return TRUE;
   return GST_BASE_SRC_CLASS (gst_cu_ipc_src_parent_class)->query (bsrc, query);
+}
+
+static GstStateChangeReturn
+gst_cu_ipc_src_change_state (GstElement * element, GstStateChange transition)
+{
+  GstCuIpcSrc *self = GST_CU_IPC_SRC (element);
+
+  if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED)
+    g_atomic_int_set (&self->paused, 1);
+  return GST_ELEMENT_CLASS (gst_cu_ipc_src_parent_class)->change_state
+      (element, transition);
 }
 
 /* GObject */
@@ -1011,6 +1026,8 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       GST_DEBUG_FUNCPTR (gst_cu_ipc_src_decide_allocation);
   basesrc_class->query = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_query);
   element_class->set_context = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_set_context);
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_cu_ipc_src_change_state);
   pushsrc_class->create = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_create);
 
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE, 0);

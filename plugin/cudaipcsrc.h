@@ -76,6 +76,9 @@ struct _GstCuIpcSrc
   gint64 drops_warned_at;       /* monotonic us of the last warning, or 0 */
   guint64 drops_unwarned;       /* dropped since */
   gboolean warned_copy;         /* that a frame could not be copied */
+  gint paused;                  /* atomic: paused since the last frame:
+                                 * frames dropped meanwhile are the
+                                 * pause's, not downstream's (no warning) */
 };
 
 GST_ELEMENT_REGISTER_DECLARE (cudaipcsrc);
