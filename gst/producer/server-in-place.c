@@ -29,6 +29,10 @@ cudaipc_server_acquire_in_place (CudaIpcServer * s, guint64 size,
   status = cudaipc_server_take_slot_locked (s, size, deadline_us, TRUE,
       cancel, &slot, error);
   if (status != CUDAIPC_SERVER_OK) {
+    /* upstream writes this frame into plain memory: render() copies it
+     * into a slot, which the pool leaves free for it meanwhile */
+    if (status == CUDAIPC_SERVER_NO_RING && !s->stopped)
+      s->plain_lent++;
     g_mutex_unlock (&s->lock);
     return status;
   }

@@ -403,6 +403,46 @@ GST_START_TEST (test_live_slow_consumer_says_so)
 
 GST_END_TEST;
 
+/* A producer that writes in place behind a queue (which keeps slots lent
+ * to it), its first frames in plain memory before the ring exists, and a
+ * consumer that keeps its last eight frames: nobody waits on anybody for
+ * good, every frame arrives. */
+GST_START_TEST (test_in_place_behind_queue_consumer_keeps_eight)
+{
+  GstElement *c, *p, *out;
+  GQueue kept = G_QUEUE_INIT;
+  GstSample *sample;
+  guint n = 0;
+
+  c = launch ("cuipcsrc name=src socket-path=%s ! appsink name=out "
+      "sync=false", sock);
+  gst_element_set_state (c, GST_STATE_PLAYING);
+  p = launch ("videotestsrc num-buffers=%d ! " CAPS " ! queue ! " TO_SINK
+      "cuipcsink name=sink socket-path=%s backend=" BACKEND " "
+      "wait-for-connection=true", 2 * FRAMES, sock);
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  out = gst_bin_get_by_name (GST_BIN (c), "out");
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+              5 * GST_SECOND)) != NULL) {
+    n++;
+    g_queue_push_tail (&kept, sample);
+    while (g_queue_get_length (&kept) > 8)
+      gst_sample_unref (g_queue_pop_head (&kept));
+  }
+  g_queue_clear_full (&kept, (GDestroyNotify) gst_sample_unref);
+  gst_object_unref (out);
+  g_print ("every-frame: in place behind a queue, the consumer keeping 8: "
+      "%u of %d frames, %" G_GUINT64_FORMAT " copied\n", n, 2 * FRAMES,
+      stat_of (c, "src", "frames-copied"));
+  fail_unless_equals_int (n, 2 * FRAMES);
+  fail_unless_equals_int (count_messages (c, GST_MESSAGE_ELEMENT,
+          "cudaipcsrc-producer-lost"), 0);
+  stop (c);
+  stop (p);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_sink_last_sample_holds_no_slot)
 {
   GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
@@ -431,6 +471,7 @@ every_frame_suite (void)
   tcase_add_test (tc, test_live_appsink_keeps_newest);
   tcase_add_test (tc, test_live_x264enc_every_frame);
   tcase_add_test (tc, test_live_slow_consumer_says_so);
+  tcase_add_test (tc, test_in_place_behind_queue_consumer_keeps_eight);
   tcase_add_test (tc, test_sink_last_sample_holds_no_slot);
   return s;
 }
