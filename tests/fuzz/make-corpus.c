@@ -67,6 +67,9 @@ protocol_seeds (const gchar * dir)
   m.u.ring.flags = CUDAIPC_RING_HAS_FENCE;
   m.n_fds = 1;
   seed_msg (dir, "ring-fence", &m);
+  /* a live stream's */
+  m.u.ring.flags |= CUDAIPC_RING_LIVE;
+  seed_msg (dir, "ring-fence-live", &m);
 
   cudaipc_msg_init (&m, CUDAIPC_MSG_SLOT);
   m.u.slot.generation = 3;
