@@ -10,6 +10,12 @@
 #include "consumer/downstream.h"
 #include "media/timing.h"
 
+/* passthrough: a new measure of the offset between the two pipelines'
+ * running times replaces the connection's only when it is this far from
+ * it: the producer's base time changed (a flushing seek, a pause), no
+ * reading of the clocks (a microsecond or so) */
+#define OFFSET_TOLERANCE GST_MSECOND
+
 struct _CudaIpcDownstream
 {
   GstBaseSrc *src;
@@ -18,6 +24,11 @@ struct _CudaIpcDownstream
   GstSegment producer_segment;
   gboolean have_producer_segment;
   gboolean segment_needs_offset;
+  /* passthrough: that offset, measured with the connection's first frame
+   * and kept for all its segments, so that the running times of its
+   * frames are the producer's to the nanosecond */
+  gint64 offset;
+  gboolean have_offset;
   gboolean pushed_any;          /* a buffer went out since reset() */
   gboolean segment_pending;     /* new_segment() since the last buffer */
   GQueue pending_events;        /* waiting for the next buffer */
@@ -41,6 +52,7 @@ cudaipc_downstream_reset (CudaIpcDownstream * d)
   d->segment_pending = FALSE;
   d->have_producer_segment = FALSE;
   d->segment_needs_offset = FALSE;
+  d->have_offset = FALSE;
 }
 
 void
@@ -56,6 +68,8 @@ void
 cudaipc_downstream_connected (CudaIpcDownstream * d)
 {
   d->segment_needs_offset = d->have_producer_segment;
+  /* another producer, another base time */
+  d->have_offset = FALSE;
 }
 
 /* TAG and custom events go out in order, before the next buffer and after
@@ -155,20 +169,34 @@ cudaipc_downstream_event (CudaIpcDownstream * d, GstEvent * event,
 
 /* passthrough: with the first frame of a connection (or after a new
  * segment), the producer's segment goes out moved onto this pipeline's
- * running time (timing.h) */
+ * running time (timing.h), by the connection's offset */
 static void
 offset_producer_segment (CudaIpcDownstream * d, const CudaIpcFrameMsg * f)
 {
   GstSegment seg;
+  gint64 offset;
 
   if (!d->segment_needs_offset)
     return;
   if (!d->have_producer_segment)
     gst_segment_init (&d->producer_segment, GST_FORMAT_TIME);
   seg = d->producer_segment;
-  if (!cudaipc_timing_offset_segment (GST_ELEMENT (d->src), &seg,
-          f->clock_time, f->pts))
+  if (!cudaipc_timing_segment_offset (GST_ELEMENT (d->src), &seg,
+          f->clock_time, f->pts, &offset))
     return;
+  /* measured anew for each segment, the offset would differ by the
+   * jitter of the clock readings, and so would the producer's running
+   * times between frames here */
+  if (d->have_offset && ABS (offset - d->offset) <= OFFSET_TOLERANCE) {
+    offset = d->offset;
+  } else if (d->have_offset) {
+    GST_INFO_OBJECT (d->src, "the producer's running time moved by %"
+        G_GINT64_FORMAT " ns against this pipeline's", offset - d->offset);
+  }
+  if (!gst_segment_offset_running_time (&seg, GST_FORMAT_TIME, offset))
+    return;
+  d->offset = offset;
+  d->have_offset = TRUE;
   d->segment_needs_offset = FALSE;
   if (gst_base_src_new_segment (d->src, &seg))
     d->segment_pending = TRUE;

@@ -4,12 +4,12 @@
  * which order: each frame's timestamps (this pipeline's running time
  * from the capture time, or the producer's own in passthrough), the
  * producer's segment in passthrough, moved onto this pipeline's running
- * time with the first frame after it or after a new connection, and the
- * producer's other events, held until the next buffer so that they go
- * out after caps and segment (basesrc queues TAG and custom events
- * itself; other types go out, in order, ahead of the segment basesrc
- * sends again). EOS sends what is held first. cuipcsrc keeps one for its
- * basesrc.
+ * time with the first frame after it, by one offset for the connection,
+ * and the producer's other events, held until the next buffer so that
+ * they go out after caps and segment (basesrc queues TAG and custom
+ * events itself; other types go out, in order, ahead of the segment
+ * basesrc sends again). EOS sends what is held first. cuipcsrc keeps one
+ * for its basesrc.
  *
  * Threads: everything from the streaming thread; reset() also from
  * start() and stop(), while streaming is stopped.
@@ -33,7 +33,8 @@ CudaIpcDownstream *cudaipc_downstream_new (GstBaseSrc * src);
 void cudaipc_downstream_free (CudaIpcDownstream * downstream);
 /* Nothing pushed, no segment of the producer's, no event held. */
 void cudaipc_downstream_reset (CudaIpcDownstream * downstream);
-/* A new connection: the producer's segment is moved again. */
+/* A new connection: the producer's segment is moved again, by an offset
+ * measured anew. */
 void cudaipc_downstream_connected (CudaIpcDownstream * downstream);
 
 /* Takes an event of the producer's: GST_FLOW_EOS for EOS. A SEGMENT is

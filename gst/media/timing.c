@@ -40,61 +40,72 @@ cudaipc_timing_to_monotonic (GstElement * element, const GstSegment * segment,
   return result >= 0 ? (GstClockTime) result : GST_CLOCK_TIME_NONE;
 }
 
+gboolean
+cudaipc_timing_running_time (GstElement * element, GstClockTime clock_time,
+    gint64 * running)
+{
+  GstClock *clock;
+  GstClockTime base_time, clock_now;
+  gint64 mono_now;
+
+  clock_time = cudaipc_timing_sane (clock_time);
+  if (!GST_CLOCK_TIME_IS_VALID (clock_time))
+    return FALSE;
+  clock = gst_element_get_clock (element);
+  if (clock == NULL)
+    return FALSE;
+  base_time = gst_element_get_base_time (element);
+  clock_now = gst_clock_get_time (clock);
+  mono_now = g_get_monotonic_time () * 1000;
+  gst_object_unref (clock);
+
+  *running = (gint64) clock_time - (mono_now - (gint64) clock_now) -
+      (gint64) base_time;
+  return TRUE;
+}
+
 void
 cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
     GstClockTime pts, GstClockTime dts, GstClockTime * out_pts,
     GstClockTime * out_dts)
 {
-  GstClock *clock;
+  gint64 running;
 
   *out_pts = GST_CLOCK_TIME_NONE;
   *out_dts = GST_CLOCK_TIME_NONE;
-  clock_time = cudaipc_timing_sane (clock_time);
   pts = cudaipc_timing_sane (pts);
   dts = cudaipc_timing_sane (dts);
+  if (!cudaipc_timing_running_time (element, clock_time, &running))
+    return;
 
-  clock = gst_element_get_clock (element);
-  if (clock != NULL && GST_CLOCK_TIME_IS_VALID (clock_time)) {
-    GstClockTime base_time = gst_element_get_base_time (element);
-    GstClockTime clock_now = gst_clock_get_time (clock);
-    gint64 mono_now = g_get_monotonic_time () * 1000;
-    gint64 running;
+  /* frames from before this pipeline started */
+  *out_pts = running > 0 ? (GstClockTime) running : 0;
+  if (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dts)) {
+    gint64 d = running + ((gint64) dts - (gint64) pts);
 
-    running = (gint64) clock_time - (mono_now - (gint64) clock_now) -
-        (gint64) base_time;
-    /* frames from before this pipeline started */
-    *out_pts = running > 0 ? (GstClockTime) running : 0;
-    if (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dts)) {
-      gint64 d = running + ((gint64) dts - (gint64) pts);
-
-      *out_dts = d > 0 ? (GstClockTime) d : 0;
-    }
+    *out_dts = d > 0 ? (GstClockTime) d : 0;
   }
-  gst_clear_object (&clock);
 }
 
 gboolean
-cudaipc_timing_offset_segment (GstElement * element, GstSegment * segment,
-    GstClockTime clock_time, GstClockTime pts)
+cudaipc_timing_segment_offset (GstElement * element,
+    const GstSegment * segment, GstClockTime clock_time, GstClockTime pts,
+    gint64 * offset)
 {
-  GstClockTime here, dts;
+  gint64 here;
   guint64 there;
-  GstSegment seg = *segment;
 
   pts = cudaipc_timing_sane (pts);
-  if (!GST_CLOCK_TIME_IS_VALID (pts))
+  if (!GST_CLOCK_TIME_IS_VALID (pts) || segment->format != GST_FORMAT_TIME)
     return FALSE;
-  cudaipc_timing_from_monotonic (element, clock_time, pts,
-      GST_CLOCK_TIME_NONE, &here, &dts);
-  if (!GST_CLOCK_TIME_IS_VALID (here) ||
-      gst_segment_to_running_time_full (&seg, GST_FORMAT_TIME, pts,
+  /* signed: a frame from before this pipeline started is no exception */
+  if (!cudaipc_timing_running_time (element, clock_time, &here) ||
+      gst_segment_to_running_time_full (segment, GST_FORMAT_TIME, pts,
           &there) != 1 ||
-      !gst_segment_offset_running_time (&seg, GST_FORMAT_TIME,
-          (gint64) here - (gint64) there))
+      !GST_CLOCK_TIME_IS_VALID (cudaipc_timing_sane (there)))
     return FALSE;
   GST_DEBUG_OBJECT (element, "the producer's running time %" GST_TIME_FORMAT
-      " is %" GST_TIME_FORMAT " here", GST_TIME_ARGS (there),
-      GST_TIME_ARGS (here));
-  *segment = seg;
+      " is %" G_GINT64_FORMAT " ns here", GST_TIME_ARGS (there), here);
+  *offset = here - (gint64) there;
   return TRUE;
 }

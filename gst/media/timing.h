@@ -25,6 +25,14 @@ G_BEGIN_DECLS
 GstClockTime cudaipc_timing_to_monotonic (GstElement * element,
     const GstSegment * segment, GstClockTime pts);
 
+/* The consumer: the running time in @element's pipeline of the
+ * CLOCK_MONOTONIC time @clock_time (untrusted), negative for a moment
+ * before the pipeline started. FALSE, @running untouched, without a clock
+ * or a valid @clock_time. Each call reads the two clocks anew: two calls
+ * for one moment may differ by a microsecond or so. */
+gboolean cudaipc_timing_running_time (GstElement * element,
+    GstClockTime clock_time, gint64 * running);
+
 /* The consumer: a frame of the producer's @pts, @dts and @clock_time (all
  * as they came, untrusted) stamped in @element's running time: @out_pts
  * the running time of @clock_time (0 for a moment before this pipeline
@@ -35,15 +43,17 @@ void cudaipc_timing_from_monotonic (GstElement * element,
     GstClockTime clock_time, GstClockTime pts, GstClockTime dts,
     GstClockTime * out_pts, GstClockTime * out_dts);
 
-/* The consumer, passthrough: moves @segment (the producer's) so that the
- * running time of a frame of @pts in it is, in @element's pipeline, the
- * moment the frame's @clock_time stands for; its start, stop, time and
- * position stay as they are (gst_segment_offset_running_time()). A sink
- * that syncs then plays the producer's timestamps in time, whatever the
- * two pipelines' base times. FALSE, @segment untouched, where that cannot
- * be told yet (no clock, no valid time, @pts outside @segment). */
-gboolean cudaipc_timing_offset_segment (GstElement * element,
-    GstSegment * segment, GstClockTime clock_time, GstClockTime pts);
+/* The consumer, passthrough: how far the running time of a frame of @pts
+ * in @segment (the producer's) is to be moved so that, in @element's
+ * pipeline, it is the moment the frame's @clock_time stands for: the two
+ * pipelines' base times apart, as far as one reading of each process's
+ * clocks tells (gst_segment_offset_running_time() applies it). A sink that
+ * syncs then plays the producer's timestamps in time. FALSE, @offset
+ * untouched, where that cannot be told yet (no clock, no valid time, not
+ * a time segment, @pts outside @segment). */
+gboolean cudaipc_timing_segment_offset (GstElement * element,
+    const GstSegment * segment, GstClockTime clock_time, GstClockTime pts,
+    gint64 * offset);
 
 /* A time a peer sent, kept far from where signed arithmetic on it could
  * overflow: GST_CLOCK_TIME_NONE when 2^62 ns or more. */
