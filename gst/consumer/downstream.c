@@ -29,6 +29,9 @@ struct _CudaIpcDownstream
    * frames are the producer's to the nanosecond */
   gint64 offset;
   gboolean have_offset;
+  /* clock mode: the last PTS stamped since reset(), across connections;
+   * each frame goes out after it */
+  GstClockTime last_pts;
   gboolean pushed_any;          /* a buffer went out since reset() */
   gboolean segment_pending;     /* new_segment() since the last buffer */
   GQueue pending_events;        /* waiting for the next buffer */
@@ -40,6 +43,7 @@ cudaipc_downstream_new (GstBaseSrc * src)
   CudaIpcDownstream *d = g_new0 (CudaIpcDownstream, 1);
 
   d->src = src;
+  d->last_pts = GST_CLOCK_TIME_NONE;
   g_queue_init (&d->pending_events);
   return d;
 }
@@ -53,6 +57,7 @@ cudaipc_downstream_reset (CudaIpcDownstream * d)
   d->have_producer_segment = FALSE;
   d->segment_needs_offset = FALSE;
   d->have_offset = FALSE;
+  d->last_pts = GST_CLOCK_TIME_NONE;
 }
 
 void
@@ -202,6 +207,41 @@ offset_producer_segment (CudaIpcDownstream * d, const CudaIpcFrameMsg * f)
     d->segment_pending = TRUE;
 }
 
+/* clock mode: the least time between two PTS, a frame that would be
+ * closer to the last one going that far after it: a millisecond, the
+ * finest time Matroska keeps by default (a nanosecond apart, two frames
+ * of a recording would be at one time there still), or half a frame where
+ * that is less, so that the frames that follow, a frame apart, soon catch
+ * up with their own time */
+#define CLOCK_STEP GST_MSECOND
+
+/* clock mode: each frame after the last one, whatever its own time (a
+ * frame from before this pipeline started, or one a producer stamped at
+ * or behind an earlier frame, of this connection or of the one before):
+ * a recording has no two frames at one time, and none goes back. A
+ * frame placed later keeps its end time: its duration shrinks by as much,
+ * to the step at least. */
+static void
+stamp_clock (CudaIpcDownstream * d, const CudaIpcFrameMsg * f, GstBuffer * buf)
+{
+  GstClockTime earliest = GST_CLOCK_TIME_NONE, later, step = CLOCK_STEP;
+  GstClockTime duration = GST_BUFFER_DURATION (buf);
+
+  if (GST_CLOCK_TIME_IS_VALID (duration))
+    step = CLAMP (duration / 2, 1, CLOCK_STEP);
+  if (GST_CLOCK_TIME_IS_VALID (d->last_pts))
+    earliest = d->last_pts + step;
+  later = cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), f->clock_time,
+      earliest, f->pts, f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
+  /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
+  if (!GST_BUFFER_PTS_IS_VALID (buf))
+    return;
+  d->last_pts = GST_BUFFER_PTS (buf);
+  if (later > 0 && GST_CLOCK_TIME_IS_VALID (duration))
+    GST_BUFFER_DURATION (buf) = duration > later + step ?
+        duration - later : step;
+}
+
 void
 cudaipc_downstream_stamp (CudaIpcDownstream * d, const CudaIpcFrameMsg * f,
     GstBuffer * buf, gboolean passthrough)
@@ -212,7 +252,5 @@ cudaipc_downstream_stamp (CudaIpcDownstream * d, const CudaIpcFrameMsg * f,
     offset_producer_segment (d, f);
     return;
   }
-  /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
-  cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), f->clock_time,
-      f->pts, f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
+  stamp_clock (d, f, buf);
 }

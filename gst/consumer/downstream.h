@@ -2,14 +2,14 @@
 /*
  * What a consumer source sends downstream besides its frames, and in
  * which order: each frame's timestamps (this pipeline's running time
- * from the capture time, or the producer's own in passthrough), the
- * producer's segment in passthrough, moved onto this pipeline's running
- * time with the first frame after it, by one offset for the connection,
- * and the producer's other events, held until the next buffer so that
- * they go out after caps and segment (basesrc queues TAG and custom
- * events itself; other types go out, in order, ahead of the segment
- * basesrc sends again). EOS sends what is held first. cuipcsrc keeps one
- * for its basesrc.
+ * from the capture time, each PTS after the one before since reset(), or
+ * the producer's own in passthrough), the producer's segment in
+ * passthrough, moved onto this pipeline's running time with the first
+ * frame after it, by one offset for the connection, and the producer's
+ * other events, held until the next buffer so that they go out after
+ * caps and segment (basesrc queues TAG and custom events itself; other
+ * types go out, in order, ahead of the segment basesrc sends again). EOS
+ * sends what is held first. cuipcsrc keeps one for its basesrc.
  *
  * Threads: everything from the streaming thread; reset() also from
  * start() and stop(), while streaming is stopped.

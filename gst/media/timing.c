@@ -64,27 +64,31 @@ cudaipc_timing_running_time (GstElement * element, GstClockTime clock_time,
   return TRUE;
 }
 
-void
+GstClockTime
 cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
-    GstClockTime pts, GstClockTime dts, GstClockTime * out_pts,
-    GstClockTime * out_dts)
+    GstClockTime earliest, GstClockTime pts, GstClockTime dts,
+    GstClockTime * out_pts, GstClockTime * out_dts)
 {
   gint64 running;
+  GstClockTime placed;
 
   *out_pts = GST_CLOCK_TIME_NONE;
   *out_dts = GST_CLOCK_TIME_NONE;
   pts = cudaipc_timing_sane (pts);
   dts = cudaipc_timing_sane (dts);
   if (!cudaipc_timing_running_time (element, clock_time, &running))
-    return;
+    return 0;
 
-  /* frames from before this pipeline started */
-  *out_pts = running > 0 ? (GstClockTime) running : 0;
+  if (!GST_CLOCK_TIME_IS_VALID (earliest))
+    earliest = 0;
+  placed = running > (gint64) earliest ? (GstClockTime) running : earliest;
+  *out_pts = placed;
   if (GST_CLOCK_TIME_IS_VALID (pts) && GST_CLOCK_TIME_IS_VALID (dts)) {
-    gint64 d = running + ((gint64) dts - (gint64) pts);
+    gint64 d = (gint64) placed + ((gint64) dts - (gint64) pts);
 
     *out_dts = d > 0 ? (GstClockTime) d : 0;
   }
+  return (GstClockTime) ((gint64) placed - running);
 }
 
 gboolean

@@ -34,14 +34,17 @@ gboolean cudaipc_timing_running_time (GstElement * element,
     GstClockTime clock_time, gint64 * running);
 
 /* The consumer: a frame of the producer's @pts, @dts and @clock_time (all
- * as they came, untrusted) stamped in @element's running time: @out_pts
- * the running time of @clock_time (0 for a moment before this pipeline
- * started), @out_dts as far before it as the producer's DTS was before
- * its PTS. Both GST_CLOCK_TIME_NONE without a clock or a valid
- * @clock_time. */
-void cudaipc_timing_from_monotonic (GstElement * element,
-    GstClockTime clock_time, GstClockTime pts, GstClockTime dts,
-    GstClockTime * out_pts, GstClockTime * out_dts);
+ * as they came, untrusted) stamped in @element's running time, no earlier
+ * than @earliest (NONE: 0): @out_pts the running time of @clock_time, or
+ * @earliest where that is later (a frame from before this pipeline
+ * started, or one stamped at or behind the frame before it); @out_dts as
+ * far before @out_pts as the producer's DTS was before its PTS, at least
+ * 0. Returns how much later than its own running time the frame was
+ * placed: 0 for most frames. Both GST_CLOCK_TIME_NONE, and 0 returned,
+ * without a clock or a valid @clock_time. */
+GstClockTime cudaipc_timing_from_monotonic (GstElement * element,
+    GstClockTime clock_time, GstClockTime earliest, GstClockTime pts,
+    GstClockTime dts, GstClockTime * out_pts, GstClockTime * out_dts);
 
 /* The consumer, passthrough: how far the running time of a frame of @pts
  * in @segment (the producer's) is to be moved so that, in @element's
