@@ -914,9 +914,11 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    *
    * clock: stamp each frame with this pipeline's running time of the
    * moment the producer's PTS stands for (both share CLOCK_MONOTONIC), so
-   * the two pipelines' running times line up; frames from before this
-   * pipeline started get 0. passthrough: push the producer's PTS, DTS and
-   * segments unchanged.
+   * the two pipelines' running times line up; each PTS comes after the
+   * last one pushed, a millisecond at least (half a frame where frames
+   * are shorter), across reconnections. passthrough: push the producer's
+   * PTS, DTS and segments unchanged, their running time moved by one
+   * offset per connection.
    */
   properties[PROP_TIMESTAMP_MODE] = g_param_spec_enum ("timestamp-mode",
       "Timestamp mode", "How frames are timestamped",
