@@ -485,15 +485,16 @@ trial_start (Trial * t, const gchar * path, const gchar * on_full)
   t->producer = launch ("videotestsrc is-live=true ! " CAPS " ! " TO_SINK
       "cuipcsink name=sink backend=" BACKEND " socket-path=%s %s", path, props);
   watch (t->producer, G_CALLBACK (count_left), &t->left);
-  /* max-held=2: with the default (the ring less one) a single slot is left
-   * to the fast consumer and the next frame, and a fast consumer late by a
-   * frame time on a loaded machine can make the producer drop one (CI saw
-   * 1 of 1808 dropped once); with two left it has that time */
+  /* max-held=1: the slow consumer holds one slot at most, so that three
+   * are left to the fast consumer and the next frame; with fewer, a fast
+   * consumer late by a frame time or two on a loaded machine made the
+   * producer drop a frame now and then (CI saw 1 of 1808 with two left,
+   * and a loaded 1.26 run here 3) */
   /* the fakesinks keep no last sample: each would hold a slot, and on a
    * loaded machine (the sanitizer run) the two left the producer's ring
    * full long enough to drop a frame now and then */
   t->slow = launch ("cuipcsrc name=src socket-path=%s client-name=slow "
-      "max-held=2 ! identity sleep-time=200000 ! fakesink sync=false "
+      "max-held=1 ! identity sleep-time=200000 ! fakesink sync=false "
       "enable-last-sample=false", path);
   watch (t->slow, G_CALLBACK (count_lost), &t->lost);
   t->fast = launch ("cuipcsrc name=src socket-path=%s client-name=fast ! "
