@@ -2,8 +2,16 @@
 /*
  * The host backend: slots are sealed memfds mapped with mmap. It follows the
  * VMM steps of the CUDA backend (reserve a range, map allocations into it in
- * address order) so the ring and import logic run unchanged on CI. Seals
- * (shrink, grow, seal) keep a peer from truncating a mapped file under us.
+ * address order) so the ring and import logic run unchanged on CI.
+ *
+ * Seals: shrink and grow at creation keep a peer from truncating a mapped
+ * file under us. Once the producer has mapped the allocation (read-write,
+ * its only mapping), seal() adds F_SEAL_FUTURE_WRITE and F_SEAL_SEAL:
+ * every consumer is sent the same file, and without it any of them could
+ * write the frames all the others read (a new writable mapping, write(2),
+ * a punched hole, the file reopened through /proc all fail with EPERM
+ * then). The producer writes through the mapping it made before, which
+ * the seal leaves writable.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -18,6 +26,10 @@
 #include "device/backend.h"
 #include "common/error.h"
 #include "common/fdutil.h"
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010      /* Linux 5.1 */
+#endif
 
 static gboolean
 set_errno_error (GError ** error, const gchar * what)
@@ -66,11 +78,28 @@ host_create (CudaIpcDevice * dev, guint64 size, guint64 * handle, int *fd_out,
     return set_errno_error (error, "memfd_create");
   if (ftruncate (fd, (off_t) size) < 0)
     return set_errno_error (error, "ftruncate");
-  if (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+  /* F_SEAL_SEAL only in seal(), after the producer's mapping */
+  if (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
     return set_errno_error (error, "sealing the slot memfd");
   *handle = 0;
   *fd_out = cudaipc_steal_fd (&fd);
   return TRUE;
+}
+
+static gboolean
+host_seal (CudaIpcDevice * dev, int fd, GError ** error)
+{
+  int err;
+
+  if (fcntl (fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) == 0)
+    return TRUE;
+  err = errno;
+  /* EINVAL: a seal this kernel does not know */
+  g_set_error (error, CUDAIPC_ERROR, err == EINVAL ?
+      CUDAIPC_ERROR_NOT_SUPPORTED : CUDAIPC_ERROR_IO,
+      "sealing a slot against writes by its consumers (F_SEAL_FUTURE_WRITE, "
+      "Linux 5.1 or newer): %s", g_strerror (err));
+  return FALSE;
 }
 
 static gboolean
@@ -170,6 +199,7 @@ const CudaIpcBackendOps cudaipc_backend_host = {
   .push = host_push,
   .pop = host_pop,
   .create = host_create,
+  .seal = host_seal,
   .import = host_import,
   .release = host_release,
   .reserve = host_reserve,

@@ -4,7 +4,7 @@
  * through this table; backend-cuda.c (CUDA VMM) and backend-host.c (memfd)
  * implement it. The steps mirror the VMM life cycle so both backends share
  * the ring, descriptor and block logic:
- *   producer: create (+export) -> reserve -> map... -> set_access
+ *   producer: create (+export) -> reserve -> map... -> set_access -> seal...
  *   consumer: import...        -> reserve -> map... -> set_access
  *   teardown: unmap... -> release... -> free_range
  * Every call is made with the device's context current where it has one.
@@ -44,6 +44,12 @@ struct _CudaIpcBackendOps
   /* One physical allocation of @size bytes, exported as a CLOEXEC fd. */
   gboolean (*create) (CudaIpcDevice * dev, guint64 size, guint64 * handle,
       int *fd, GError ** error);
+  /* After the producer's own mapping of every allocation is made, before
+   * any fd goes out: from now on no process can write the allocation
+   * through @fd or a mapping made later (host: F_SEAL_FUTURE_WRITE); the
+   * producer's mapping stays writable. NULL where the backend cannot
+   * (cuda: an importer may always map a VMM allocation read-write). */
+  gboolean (*seal) (CudaIpcDevice * dev, int fd, GError ** error);
   /* Imports an exported fd (the caller keeps the fd). */
   gboolean (*import) (CudaIpcDevice * dev, int fd, guint64 size,
       guint64 * handle, GError ** error);

@@ -126,6 +126,12 @@ cudaipc_block_new (CudaIpcDevice * dev, guint64 size, guint64 max_alloc,
   }
   if (!block_map_all (block, fds, TRUE, error))
     goto fail;
+  /* the mappings above are the producer's only writable ones: every slot
+   * pool, copy and write goes through them */
+  for (guint i = 0; i < n && dev->ops->seal; i++) {
+    if (!dev->ops->seal (dev, fds[i], error))
+      goto fail;
+  }
   dev->ops->pop (dev);
 
   block->desc = cudaipc_descriptor_new_owned (dev->backend, fds, block->sizes,

@@ -7,6 +7,10 @@
  * with the POSIX fd handle type, or memfd), reserves one range, maps each
  * allocation, sets read/write access, and exports every allocation once;
  * the exported fds live in the block's descriptor, which the block owns.
+ * On the host backend each memfd is then sealed against writes
+ * (F_SEAL_FUTURE_WRITE): the block's own mapping, at get_ptr(), is the
+ * only writable one there will ever be, so the producer writes a slot
+ * only through it, and what it sends its consumers they can only read.
  *
  * Consumer side, cudaipc_block_import(): imports each fd of a validated
  * descriptor, reserves one range, maps the allocations in address order and

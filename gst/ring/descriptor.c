@@ -13,6 +13,10 @@
 #include "common/error.h"
 #include "common/fdutil.h"
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010      /* Linux 5.1 */
+#endif
+
 struct _CudaIpcDescriptor
 {
   CudaIpcBackend backend;
@@ -90,7 +94,10 @@ check_fd_stat (guint i, int fd, struct stat *st, GError ** error)
 /* A host allocation is a memfd sealed against shrinking: a file the peer
  * could still truncate would turn our reads past its new end into SIGBUS.
  * The seals are checked before the size, so that the size we see can no
- * longer shrink afterwards. */
+ * longer shrink afterwards. It is also sealed against writes by anyone
+ * but the producer (F_SEAL_FUTURE_WRITE): every consumer of the producer
+ * is sent the same file, and a slot one of them could write is a frame
+ * it could change under all the others. */
 static gboolean
 check_host_fd (guint i, int fd, guint64 alloc_size, GError ** error)
 {
@@ -121,6 +128,14 @@ check_host_fd (guint i, int fd, guint64 alloc_size, GError ** error)
         "allocation %u: fd %d is not sealed against shrinking "
         "(seals 0x%x, F_SEAL_SHRINK 0x%x required)", i, fd, (guint) seals,
         (guint) F_SEAL_SHRINK);
+    return FALSE;
+  }
+  if (!(seals & F_SEAL_FUTURE_WRITE)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "allocation %u: fd %d is not sealed against writes by its consumers "
+        "(seals 0x%x, F_SEAL_FUTURE_WRITE 0x%x required): any consumer "
+        "could change the frames every other consumer reads", i, fd,
+        (guint) seals, (guint) F_SEAL_FUTURE_WRITE);
     return FALSE;
   }
 

@@ -16,9 +16,10 @@
  *  - every allocation size > 0 and a multiple of the device granularity;
  *  - the sum of sizes <= CUDAIPC_MAX_SLOT_SIZE (no overflow);
  *  - 0 < size <= sum of sizes;
- *  - every fd open and of the kind the backend exports (host: a sealed
- *    memfd at least as large as its allocation; cuda: not a regular file,
- *    socket, pipe or directory).
+ *  - every fd open and of the kind the backend exports (host: a memfd
+ *    sealed against shrinking and against writes by its consumers,
+ *    F_SEAL_FUTURE_WRITE, at least as large as its allocation; cuda: not
+ *    a regular file, socket, pipe or directory).
  * Nothing is mapped by this module; see block.h for import.
  *
  * Not thread-safe; a descriptor is used by one thread at a time.

@@ -162,9 +162,10 @@ cudaipc_test_page (void)
 }
 
 /* A memfd of @size bytes. With @seal it is sealed the way the host backend
- * seals its allocations (no shrinking, growing or further seals), which
- * the descriptor checks ask of a peer's fd; without, it can still be
- * written, resized or sealed by the test. */
+ * seals its allocations (no shrinking, growing, writes through any fd or
+ * new mapping, or further seals), which the descriptor checks ask of a
+ * peer's fd; without, it can still be written, resized or sealed by the
+ * test. */
 static inline int
 cudaipc_test_memfd (guint64 size, gboolean seal)
 {
@@ -174,8 +175,8 @@ cudaipc_test_memfd (guint64 size, gboolean seal)
   fail_unless (ftruncate (fd, (off_t) size) == 0, "ftruncate: %s",
       g_strerror (errno));
   if (seal)
-    fail_unless (fcntl (fd, F_ADD_SEALS,
-            F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0, "seal: %s",
+    fail_unless (fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+            F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) == 0, "seal: %s",
         g_strerror (errno));
   return fd;
 }

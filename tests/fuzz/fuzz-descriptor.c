@@ -51,7 +51,8 @@ make_fd (guint kind, guint32 pages, guint64 page)
       fd = memfd_create ("fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
       if (fd >= 0 && ftruncate (fd, (off_t) ((pages % 64) * page)) == 0 &&
           kind % 5 == 0)
-        fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+        fcntl (fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+            F_SEAL_FUTURE_WRITE | F_SEAL_SEAL);
       return fd;
     case 2:
       if (pipe2 (p, O_CLOEXEC) < 0)

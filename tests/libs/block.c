@@ -22,6 +22,7 @@
 #include "common/error.h"
 #include "test-main.h"
 #include "test-util.h"
+#include "test-writes.h"
 
 GST_START_TEST (test_backend_names)
 {
@@ -215,6 +216,82 @@ GST_START_TEST (test_block_split_and_import)
 
 GST_END_TEST;
 
+/* A producer's block, host backend: what it exports (the fds every
+ * consumer is sent) is sealed against writes once the producer's own
+ * mapping is made, so that no consumer changes a frame that others
+ * read, while the producer still writes through that one mapping. */
+GST_START_TEST (test_block_exports_read_only)
+{
+  const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+      F_SEAL_SEAL;
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
+  guint64 g = cudaipc_device_get_granularity (dev);
+  const CudaIpcDescriptor *own;
+  CudaIpcBlock *block;
+  GError *err = NULL;
+  guint8 *p;
+  guint n;
+
+  block = cudaipc_block_new (dev, 3 * g, 2 * g, &err);
+  fail_unless (block != NULL, "%s", err ? err->message : "");
+  own = cudaipc_block_get_descriptor (block);
+  n = cudaipc_descriptor_get_n_fds (own);
+  fail_unless_equals_int (n, 2);
+  p = (guint8 *) cudaipc_block_get_ptr (block);
+  memset (p, 0x11, 3 * g);
+
+  for (guint i = 0; i < n; i++) {
+    int fd = cudaipc_descriptor_get_fds (own)[i];
+    int seals = fcntl (fd, F_GET_SEALS);
+    g_autofree gchar *what = g_strdup_printf ("a consumer's writes to "
+        "allocation %u", i);
+
+    cudaipc_test_assert_unwritable (fd, cudaipc_descriptor_get_sizes (own)[i],
+        what);
+    fail_unless ((seals & want) == want, "allocation %u: seals 0x%x", i, seals);
+  }
+  for (guint64 i = 0; i < 3 * g; i++)
+    fail_unless (p[i] == 0x11, "byte %" G_GUINT64_FORMAT " is 0x%x", i, p[i]);
+
+  /* the producer's mapping, made before the seal, still writes */
+  memset (p, 0x22, 3 * g);
+  fail_unless (cudaipc_device_write (dev, (guintptr) p + g, p, g, NULL));
+  for (guint64 i = 0; i < 3 * g; i++)
+    fail_unless (p[i] == 0x22);
+
+  cudaipc_block_free (block);
+  cudaipc_device_unref (dev);
+}
+
+GST_END_TEST;
+
+/* A kernel without F_SEAL_FUTURE_WRITE (before Linux 5.1): no host slot
+ * can be made that its consumers could only read, so none is made, and
+ * the error says why. */
+GST_START_TEST (test_block_kernel_without_the_seal)
+{
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
+  GError *err = NULL;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0 ||
+      !cudaipc_test_without_future_write_seal ()) {
+    g_print ("SKIP: no seccomp filter in a process of this test's own\n");
+    cudaipc_device_unref (dev);
+    return;
+  }
+  fail_unless (cudaipc_block_new (dev, 3 * cudaipc_test_page (),
+          cudaipc_test_page (), &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err->message);
+  fail_unless (strstr (err->message, "F_SEAL_FUTURE_WRITE, Linux 5.1 or "
+          "newer") != NULL, "%s", err->message);
+  g_print ("block: %s\n", err->message);
+  g_error_free (err);
+  cudaipc_device_unref (dev);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_block_limits)
 {
   CudaIpcDevice *dev = cudaipc_test_host_device ();
@@ -266,6 +343,8 @@ block_suite (void)
   tcase_add_test (tc, test_host_device);
   tcase_add_test (tc, test_cuda_device_or_clear_error);
   tcase_add_test (tc, test_block_split_and_import);
+  tcase_add_test (tc, test_block_exports_read_only);
+  tcase_add_test (tc, test_block_kernel_without_the_seal);
   tcase_add_test (tc, test_block_limits);
   tcase_add_test (tc, test_block_many_cycles);
   return s;

@@ -30,10 +30,11 @@ fd_is_closed (int fd)
   return fcntl (fd, F_GETFD) == -1 && errno == EBADF;
 }
 
-/* Expects new_from_fds() to refuse with @code and to close every fd. */
+/* Expects new_from_fds() to refuse with @code, saying @needle where it is
+ * not NULL, and to close every fd. */
 static void
-expect_reject (CudaIpcDevice * dev, int *fds, const guint64 * sizes, guint n,
-    guint64 size, gint code)
+expect_reject_saying (CudaIpcDevice * dev, int *fds, const guint64 * sizes,
+    guint n, guint64 size, gint code, const gchar * needle)
 {
   GError *err = NULL;
   int *copy = g_memdup2 (fds, n * sizeof (int));
@@ -47,6 +48,8 @@ expect_reject (CudaIpcDevice * dev, int *fds, const guint64 * sizes, guint n,
       "expected code %d, got %s %d: %s", code,
       g_quark_to_string (err->domain), err->code, err->message);
   fail_unless (err->message != NULL && err->message[0] != '\0');
+  fail_unless (needle == NULL || strstr (err->message, needle) != NULL,
+      "no \"%s\" in \"%s\"", needle, err->message);
   for (guint i = 0; i < n; i++) {
     if (copy[i] >= 0)
       fail_unless (fd_is_closed (copy[i]), "fd %d (allocation %u) left open",
@@ -56,6 +59,9 @@ expect_reject (CudaIpcDevice * dev, int *fds, const guint64 * sizes, guint n,
   g_error_free (err);
   g_free (copy);
 }
+
+#define expect_reject(dev, fds, sizes, n, size, code) \
+  expect_reject_saying ((dev), (fds), (sizes), (n), (size), (code), NULL)
 
 GST_START_TEST (test_count_zero)
 {
@@ -334,6 +340,36 @@ GST_START_TEST (test_fd_unsealed)
 
 GST_END_TEST;
 
+/* A slot every consumer maps must be one that no consumer can write: the
+ * producer seals it with F_SEAL_FUTURE_WRITE once its own mapping is
+ * made, and a consumer refuses a slot without the seal rather than
+ * trust the others it was sent to. */
+GST_START_TEST (test_fd_writable)
+{
+  const guint64 page = cudaipc_test_page ();
+  CudaIpcDevice *dev = cudaipc_test_host_device ();
+  int fds[2];
+  guint64 sizes[2] = { page, page };
+
+  /* sealed as before the seal against writes existed */
+  fds[0] = cudaipc_test_memfd (page, FALSE);
+  fail_unless (fcntl (fds[0], F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+          F_SEAL_SEAL) == 0);
+  expect_reject_saying (dev, fds, sizes, 1, page, CUDAIPC_ERROR_INVALID,
+      "not sealed against writes by its consumers");
+
+  /* one good allocation does not make up for another */
+  fds[0] = cudaipc_test_memfd (page, TRUE);
+  fds[1] = cudaipc_test_memfd (page, FALSE);
+  fail_unless (fcntl (fds[1], F_ADD_SEALS, F_SEAL_SHRINK) == 0);
+  expect_reject_saying (dev, fds, sizes, 2, 2 * page, CUDAIPC_ERROR_INVALID,
+      "allocation 1: fd");
+
+  cudaipc_device_unref (dev);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_fd_too_small)
 {
   const guint64 page = cudaipc_test_page ();
@@ -449,6 +485,7 @@ descriptor_suite (void)
   tcase_add_test (tc, test_fd_socket);
   tcase_add_test (tc, test_fd_directory);
   tcase_add_test (tc, test_fd_unsealed);
+  tcase_add_test (tc, test_fd_writable);
   tcase_add_test (tc, test_fd_too_small);
   tcase_add_test (tc, test_valid);
   tcase_add_test (tc, test_max_allocs_accepted);
