@@ -23,6 +23,10 @@
 #include "ring/fence-page.h"
 #include "wire/protocol.h"
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010      /* Linux 5.1 */
+#endif
+
 /* wait(): how long to poll busily (microseconds), then the sleep between
  * reads */
 #define SPIN_US 20
@@ -112,8 +116,7 @@ cudaipc_fence_page_new (CudaIpcDevice * dev, GError ** error)
     errno_error (error, CUDAIPC_ERROR_IO, "sizing the fence page");
     goto fail;
   }
-  if (fcntl (page->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-          F_SEAL_SEAL) < 0) {
+  if (fcntl (page->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
     errno_error (error, CUDAIPC_ERROR_IO, "sealing the fence page");
     goto fail;
   }
@@ -128,6 +131,19 @@ cudaipc_fence_page_new (CudaIpcDevice * dev, GError ** error)
   if (cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_CUDA &&
       !register_page (page, error))
     goto fail;
+  /* Every consumer is sent this fd: sealed, none of them can write the
+   * words the others read. The mapping above (and the device's, through
+   * its registration) was made before and stays writable. */
+  if (fcntl (page->fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0) {
+    int e = errno;
+
+    /* EINVAL: a seal this kernel does not know */
+    g_set_error (error, CUDAIPC_ERROR, e == EINVAL ?
+        CUDAIPC_ERROR_NOT_SUPPORTED : CUDAIPC_ERROR_IO,
+        "sealing the fence page against writes by its consumers "
+        "(F_SEAL_FUTURE_WRITE, Linux 5.1 or newer): %s", g_strerror (e));
+    goto fail;
+  }
   return page;
 
 fail:
@@ -205,6 +221,14 @@ cudaipc_fence_page_open (int fd, GError ** error)
         "the fence page is not sealed against shrinking (%s): it could be "
         "cut under the mapping",
         seals < 0 ? "not a memfd" : "no F_SEAL_SHRINK");
+    close (fd);
+    return NULL;
+  }
+  if (!(seals & F_SEAL_FUTURE_WRITE)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "the fence page is not sealed against writes by its consumers (no "
+        "F_SEAL_FUTURE_WRITE): any consumer could set the words every other "
+        "consumer reads");
     close (fd);
     return NULL;
   }

@@ -8,12 +8,17 @@
  *
  * Producer side: cudaipc_fence_page_new() makes the page, maps it and, on
  * the cuda backend, registers it with the device (cuMemHostRegister,
- * DEVICEMAP) so that a stream can write it. After queueing a slot's copy on
- * its stream, the producer queues cudaipc_fence_page_signal() with the
- * frame's number (its FRAME's seq) on that same stream: the device writes
- * the word once the copy is done (cuStreamWriteValue64, whose default
- * flags put a system-wide memory barrier before the write). The host
- * backend stores the word on the CPU after its memcpy. Each ring has a
+ * DEVICEMAP) so that a stream can write it; then it seals the memfd with
+ * F_SEAL_FUTURE_WRITE, so that every consumer it is sent to can only read
+ * it (a kernel without the seal, before Linux 5.1, gets no page:
+ * CUDAIPC_ERROR_NOT_SUPPORTED). The producer's mapping, and the device's
+ * registration of it, were made before the seal and stay writable. After
+ * queueing a slot's copy on its stream, the producer queues
+ * cudaipc_fence_page_signal() with the frame's number (its FRAME's seq)
+ * on that same stream: the device writes the word once the copy is done
+ * (cuStreamWriteValue64, whose default flags put a system-wide memory
+ * barrier before the write). The host backend stores the word on the CPU
+ * after its memcpy. Each ring has a
  * page of its own (slot N of one ring and slot N of the next must not
  * share a word: a consumer behind on its frames still reads the old
  * one); the numbers only grow, and one is never used twice (server.h: an
@@ -21,8 +26,9 @@
  *
  * Consumer side: cudaipc_fence_page_open() checks the fd a producer sent
  * before anything is mapped (a regular file, sealed with F_SEAL_SHRINK so
- * that it can never be cut under the mapping, at least a page long) and
- * maps it read-only. cudaipc_fence_page_wait() reads the slot's word on the
+ * that it can never be cut under the mapping and with F_SEAL_FUTURE_WRITE
+ * so that no other consumer can write it, at least a page long) and maps
+ * it read-only. cudaipc_fence_page_wait() reads the slot's word on the
  * CPU until it reaches the frame's number: no driver call, nothing needed
  * from the consumer's device. The word is the producer's to write and is
  * not trusted: a value past the frame's number (the slot was rewritten
@@ -45,8 +51,9 @@ G_BEGIN_DECLS
 typedef struct _CudaIpcFencePage CudaIpcFencePage;
 
 /* Producer side: a new page for @dev. Fails with CUDAIPC_ERROR_NOT_SUPPORTED
- * on a device without 64-bit stream memory operations, CUDAIPC_ERROR_CUDA
- * where registering the page fails, CUDAIPC_ERROR_IO for the memfd. */
+ * on a device without 64-bit stream memory operations or a kernel without
+ * F_SEAL_FUTURE_WRITE, CUDAIPC_ERROR_CUDA where registering the page
+ * fails, CUDAIPC_ERROR_IO for the memfd. */
 CudaIpcFencePage *cudaipc_fence_page_new (CudaIpcDevice * dev,
     GError ** error);
 /* The page's fd (the producer's, borrowed: sent with each RING). */

@@ -2,8 +2,9 @@
 /*
  * The fence page on the host backend (the producer stores the words on the
  * CPU): signal and wait across two mappings of one memfd, the bounded
- * wait, a word past the frame's number or going back, and the checks a
- * consumer makes on the fd a producer sends before it maps anything.
+ * wait, a word past the frame's number or going back, the checks a
+ * consumer makes on the fd a producer sends before it maps anything, and
+ * a page that no consumer can write.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* memfd_create, F_ADD_SEALS */
@@ -27,6 +28,7 @@
 #include "wire/protocol.h"
 #include "test-main.h"
 #include "test-util.h"
+#include "test-writes.h"
 
 static CudaIpcDevice *dev;
 
@@ -224,8 +226,8 @@ memfd_of (gsize size, guint seals)
 }
 
 /* Whatever a producer sends as its fence page is checked before it is
- * mapped: only a memory file sealed against shrinking, of a page or
- * more. */
+ * mapped: only a memory file sealed against shrinking and against writes
+ * by anyone but its producer, of a page or more. */
 GST_START_TEST (test_open_checks)
 {
   int pipefd[2], sv[2];
@@ -247,37 +249,109 @@ GST_START_TEST (test_open_checks)
       "no F_SEAL_SHRINK");
   expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE, F_SEAL_GROW),
       "no F_SEAL_SHRINK");
+  /* writable by every consumer it was sent to: any of them could set the
+   * words of all the others */
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE, F_SEAL_SHRINK),
+      "no F_SEAL_FUTURE_WRITE");
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE, F_SEAL_SHRINK |
+          F_SEAL_GROW | F_SEAL_SEAL), "no F_SEAL_FUTURE_WRITE");
   /* too short */
-  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE - 8, F_SEAL_SHRINK),
+  expect_open_refused (memfd_of (CUDAIPC_FENCE_PAGE_SIZE - 8, F_SEAL_SHRINK |
+          F_SEAL_FUTURE_WRITE), "fewer than 4096");
+  expect_open_refused (memfd_of (0, F_SEAL_SHRINK | F_SEAL_FUTURE_WRITE),
       "fewer than 4096");
-  expect_open_refused (memfd_of (0, F_SEAL_SHRINK), "fewer than 4096");
 
   /* a sealed memfd of the size, or larger, is fine */
   peer = cudaipc_fence_page_open (memfd_of (CUDAIPC_FENCE_PAGE_SIZE,
-          F_SEAL_SHRINK), &err);
+          F_SEAL_SHRINK | F_SEAL_FUTURE_WRITE), &err);
   fail_unless (peer != NULL, "%s", err ? err->message : "?");
   cudaipc_fence_page_free (peer);
   peer = cudaipc_fence_page_open (memfd_of (4 * CUDAIPC_FENCE_PAGE_SIZE,
-          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), &err);
+          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL),
+      &err);
   fail_unless (peer != NULL, "%s", err ? err->message : "?");
   cudaipc_fence_page_free (peer);
 }
 
 GST_END_TEST;
 
-/* The producer's own page cannot be cut or grown either. */
+/* The producer's own page cannot be cut or grown either, nor written
+ * through its fd. */
 GST_START_TEST (test_producer_page_sealed)
 {
+  const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+      F_SEAL_SEAL;
   CudaIpcFencePage *page = new_page ();
   int fd = cudaipc_fence_page_get_fd (page);
   int seals = fcntl (fd, F_GET_SEALS);
 
   fail_unless (seals >= 0);
-  fail_unless ((seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) ==
-      (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL));
+  fail_unless ((seals & want) == want, "seals 0x%x", seals);
   fail_unless (ftruncate (fd, 0) < 0 && errno == EPERM);
   fail_unless (fcntl (fd, F_GETFD) & FD_CLOEXEC);
   cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+/* What a consumer gets is the page's fd: every way it could write
+ * through it is refused, so that no consumer sets the words every other
+ * consumer orders its frames by, while the producer's own mapping, made
+ * before the seal, still writes them. */
+GST_START_TEST (test_consumers_cannot_write)
+{
+  CudaIpcFencePage *page = new_page (), *peer = open_copy (page);
+  int fd = dup (cudaipc_fence_page_get_fd (page));
+  GError *err = NULL;
+
+  signal_ok (page, 1, 5);
+  cudaipc_test_assert_unwritable (fd, CUDAIPC_FENCE_PAGE_SIZE,
+      "a consumer's writes to the fence page");
+  for (guint i = 0; i < CUDAIPC_MAX_SLOTS; i++)
+    fail_unless_equals_uint64 (cudaipc_fence_page_peek (peer, i),
+        i == 1 ? 5 : 0);
+  /* the producer goes on */
+  signal_ok (page, 1, 6);
+  cudaipc_fence_page_store (page, 2, 7);
+  fail_unless (cudaipc_fence_page_wait (peer, 1, 6, 0, &err), "%s",
+      err ? err->message : "?");
+  fail_unless (cudaipc_fence_page_wait (peer, 2, 7, 0, &err), "%s",
+      err ? err->message : "?");
+
+  close (fd);
+  cudaipc_fence_page_free (peer);
+  cudaipc_fence_page_free (page);
+}
+
+GST_END_TEST;
+
+/* A kernel without F_SEAL_FUTURE_WRITE (before Linux 5.1) gets no fence
+ * page, and the error says why: a page its consumers could write is one
+ * they would refuse. The producer then synchronises its copies on the
+ * host (ordering=auto, with a warning) or fails at start
+ * (ordering=fence). */
+GST_START_TEST (test_kernel_without_the_seal)
+{
+  GError *err = NULL;
+  int fd;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0 ||
+      !cudaipc_test_without_future_write_seal ()) {
+    g_print ("SKIP: no seccomp filter in a process of this test's own\n");
+    return;
+  }
+  fd = memfd_create ("probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  fail_unless (fcntl (fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) < 0 &&
+      errno == EINVAL);
+  close (fd);
+
+  fail_unless (cudaipc_fence_page_new (dev, &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err->message);
+  fail_unless (strstr (err->message, "F_SEAL_FUTURE_WRITE, Linux 5.1 or "
+          "newer") != NULL, "%s", err->message);
+  g_print ("fence-page: %s\n", err->message);
+  g_error_free (err);
 }
 
 GST_END_TEST;
@@ -294,6 +368,8 @@ fence_page_suite (void)
   tcase_add_test (tc, test_untrusted_words);
   tcase_add_test (tc, test_open_checks);
   tcase_add_test (tc, test_producer_page_sealed);
+  tcase_add_test (tc, test_consumers_cannot_write);
+  tcase_add_test (tc, test_kernel_without_the_seal);
   return s;
 }
 
