@@ -2,8 +2,9 @@
 /*
  * Faults across processes: consumers and producers killed with SIGKILL
  * mid-stream, a producer restarted on the socket a crashed one left
- * behind, and consumers that break the protocol on purpose. Every other
- * consumer must keep receiving every frame, intact.
+ * behind, consumers that break the protocol on purpose, and one that tries
+ * to write what it was sent to read. Every other consumer must keep
+ * receiving every frame, intact.
  *
  * Built for the elements suite (host backend) and, with CUDAIPC_TEST_GPU,
  * for the gpu suite (cuda backend; skips with 77 without a GPU).
@@ -295,6 +296,51 @@ GST_START_TEST (test_producer_bad_metas)
 
 GST_END_TEST;
 
+/* A consumer may only read what it was sent (docs/design.md, Trust
+ * model): a rogue that tries every way to write the fence page and, on
+ * the host backend, the slots, at the ring and again at every frame, is
+ * refused each time; the consumer beside it, which holds its last three
+ * frames and checks them again when it lets them go, gets every frame
+ * intact and never sees a fence word the producer did not write. Before
+ * the producer sealed them, a rogue that filled them with 0xee broke
+ * every other consumer. */
+GST_START_TEST (test_rogue_writes_refused)
+{
+  gchar *argv[] = { (gchar *) g_getenv ("CUDAIPC_ROGUE_CONSUMER"), sock,
+    NULL
+  };
+  Node *good, *rogue, *p;
+
+  fail_unless (argv[0] != NULL, "CUDAIPC_ROGUE_CONSUMER is not set");
+  good = spawn_node ("consumer", "--hold", "3", NULL);
+  rogue = spawn_argv (argv);
+  p = spawn_node ("producer", "--frames", "60", "--fps", "60", "--clients",
+      "2", "--sink", "backend=" BACKEND " ring-size=4 ordering=fence", NULL);
+  wait_node (p, 60);
+  wait_node (good, 60);
+  wait_node (rogue, 60);
+  assert_exit_ok (p);
+  assert_exit_ok (rogue);
+  fail_unless (field (rogue, "frames") >= 1, "the rogue got no frame");
+  fail_unless (field (rogue, "fence_pages") >= 1, "no fence page to try");
+#ifndef CUDAIPC_TEST_GPU
+  fail_unless (field (rogue, "slots") >= 4, "no slots to try");
+#endif
+  fail_unless_equals_uint64 (field (rogue, "wrote"), 0);
+  fail_unless_equals_uint64 (field (rogue, "sealed"), field (rogue, "tries"));
+  assert_exit_ok (good);
+  fail_unless_equals_uint64 (field (good, "frames"), 60);
+  fail_unless_equals_uint64 (field (good, "bad"), 0);
+  fail_unless_equals_uint64 (field (good, "recheck_bad"), 0);
+  fail_unless_equals_uint64 (field (good, "fenced"), 1);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  node_free (p);
+  node_free (good);
+  node_free (rogue);
+}
+
+GST_END_TEST;
+
 static void
 rogue_case (const gchar * mode, gboolean after_handshake)
 {
@@ -476,6 +522,7 @@ faults_suite (void)
   tcase_add_test (tc, test_rogue_never_reads);
   tcase_add_test (tc, test_rogue_bad_version);
   tcase_add_test (tc, test_rogue_bad_backend);
+  tcase_add_test (tc, test_rogue_writes_refused);
   tcase_add_test (tc, test_other_user_refused);
   tcase_add_test (tc, test_other_user_allowed);
   tcase_add_test (tc, test_other_group_allowed);

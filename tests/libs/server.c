@@ -5,7 +5,8 @@
  * protocol.h: the handshake and its refusals, the handshake timeout,
  * holds and releases across two clients, misbehaving clients, waits for a
  * slot (deadline, flushing, wake-up, a client that leaves), ring rebuilds
- * on a caps change, late joiners, and shutdown.
+ * on a caps change, late joiners, shutdown, and a consumer that tries to
+ * write what it was given to read.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* memfd_create */
@@ -30,10 +31,12 @@
 #include "wire/connection.h"
 #include "ring/descriptor.h"
 #include "common/error.h"
+#include "common/fdutil.h"
 #include "ring/fence-page.h"
 #include "producer/server.h"
 #include "test-main.h"
 #include "test-util.h"
+#include "test-writes.h"
 
 #define CAPS_SMALL "video/x-raw, format=(string)GRAY8, width=(int)64, " \
   "height=(int)64, framerate=(fraction)30/1"
@@ -2200,6 +2203,199 @@ GST_START_TEST (test_host_backend_no_events)
 
 GST_END_TEST;
 
+/* A consumer may only read what it is sent */
+
+/* The rogue's side of a ring: RING, its fence page and SLOTs, each fd
+ * tried every way a write could go and kept in @fds for later tries. */
+static void
+rogue_reads_ring (CudaIpcConn * c, guint n_slots, GArray * fds, GArray * sizes)
+{
+  CudaIpcMsg msg;
+  guint64 size;
+
+  recv_msg (c, &msg, CUDAIPC_MSG_RING);
+  fail_unless (msg.u.ring.flags & CUDAIPC_RING_HAS_FENCE);
+  fail_unless_equals_int (msg.n_fds, 1);
+  size = CUDAIPC_FENCE_PAGE_SIZE;
+  g_array_append_val (fds, msg.fds[0]);
+  g_array_append_val (sizes, size);
+  msg.n_fds = 0;
+  cudaipc_msg_clear (&msg);
+  cudaipc_test_assert_unwritable (g_array_index (fds, int, 0),
+      CUDAIPC_FENCE_PAGE_SIZE, "the rogue's writes to the fence page");
+
+  for (guint i = 0; i < n_slots; i++) {
+    recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+    for (guint j = 0; j < msg.n_fds; j++) {
+      g_autofree gchar *what = g_strdup_printf ("the rogue's writes to slot "
+          "%u, allocation %u", i, j);
+
+      g_array_append_val (fds, msg.fds[j]);
+      g_array_append_val (sizes, msg.u.slot.alloc_sizes[j]);
+      cudaipc_test_assert_unwritable (msg.fds[j], msg.u.slot.alloc_sizes[j],
+          what);
+    }
+    msg.n_fds = 0;
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+}
+
+/* The honest consumer's side: the fence page mapped, every slot imported
+ * into @blocks, as cuipcsrc does. */
+static CudaIpcFencePage *
+honest_reads_ring (CudaIpcConn * c, guint n_slots, CudaIpcBlock ** blocks)
+{
+  CudaIpcFencePage *fence;
+  CudaIpcMsg msg;
+  GError *err = NULL;
+
+  recv_msg (c, &msg, CUDAIPC_MSG_RING);
+  fail_unless_equals_int (msg.n_fds, 1);
+  fence = cudaipc_fence_page_open (cudaipc_steal_fd (&msg.fds[0]), &err);
+  msg.n_fds = 0;
+  cudaipc_msg_clear (&msg);
+  fail_unless (fence != NULL, "%s", err ? err->message : "?");
+  for (guint i = 0; i < n_slots; i++) {
+    CudaIpcDescriptor *desc;
+
+    recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+    desc = cudaipc_descriptor_new_from_fds (dev, msg.fds,
+        msg.u.slot.alloc_sizes, msg.n_fds, msg.u.slot.size, &err);
+    msg.n_fds = 0;
+    cudaipc_msg_clear (&msg);
+    fail_unless (desc != NULL, "descriptor: %s", err ? err->message : "?");
+    blocks[i] = cudaipc_block_import (dev, desc, &err);
+    cudaipc_descriptor_free (desc);
+    fail_unless (blocks[i] != NULL, "import: %s", err ? err->message : "?");
+  }
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  return fence;
+}
+
+/* A rogue consumer tries every way to write the fence page and the
+ * slots it was sent, at the ring and again at every frame, and is
+ * refused each time with EPERM; an honest consumer beside it, which holds
+ * each frame until the next one came, reads every frame as the producer
+ * wrote it, and its fence words are the producer's. The producer's own
+ * writes (the copies, the fence words) go on through its mappings. */
+GST_START_TEST (test_consumers_cannot_write)
+{
+  const guint n_slots = 3, n_frames = 12;
+  CudaIpcServerConfig config = test_config (n_slots);
+  CudaIpcBlock *blocks[3] = { NULL };
+  GArray *fds = g_array_new (FALSE, FALSE, sizeof (int));
+  GArray *sizes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  CudaIpcFencePage *fence = NULL;
+  CudaIpcFrameMsg f, got, held = { 0 };
+  gboolean holding = FALSE;
+  CudaIpcConn *rogue, *honest;
+  CudaIpcServer *s;
+  GError *err = NULL;
+  guint32 offered = 0;
+
+  config.ordering = CUDAIPC_ORDERING_FENCE;
+  s = start_server_with (&config);
+  rogue = join_asking ("rogue", CUDAIPC_CAP_FENCE, &offered);
+  honest = join_asking ("honest", CUDAIPC_CAP_FENCE, &offered);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+
+  fence_syncs = 0;
+  for (guint n = 0; n < n_frames; n++) {
+    guint8 fill = 0x10 + n;
+
+    f = produce_fenced (s, fill);
+    if (n == 0) {
+      rogue_reads_ring (rogue, n_slots, fds, sizes);
+      fence = honest_reads_ring (honest, n_slots, blocks);
+    }
+
+    /* the rogue tries again while the frame is in its slot */
+    expect_frame (rogue, &got);
+    fail_unless_equals_uint64 (got.seq, f.seq);
+    for (guint i = 0; i < fds->len; i++)
+      cudaipc_test_assert_unwritable (g_array_index (fds, int, i),
+          g_array_index (sizes, guint64, i), "the rogue's writes, again");
+    send_release (rogue, got.generation, got.slot, got.seq);
+
+    expect_frame (honest, &got);
+    fail_unless_equals_uint64 (got.seq, f.seq);
+    fail_unless (cudaipc_fence_page_wait (fence, got.slot, got.seq, 0, &err),
+        "frame %u: %s", n, err ? err->message : "?");
+    check_fill (blocks[got.slot], page, fill);
+    /* the frame held since the last one is as it was too */
+    if (holding) {
+      check_fill (blocks[held.slot], page, fill - 1);
+      fail_unless_equals_uint64 (cudaipc_fence_page_peek (fence, held.slot),
+          held.seq);
+      send_release (honest, held.generation, held.slot, held.seq);
+    }
+    held = got;
+    holding = TRUE;
+  }
+  send_release (honest, held.generation, held.slot, held.seq);
+  wait_released (s, "honest", n_frames);
+  wait_released (s, "rogue", n_frames);
+  /* both read the fence page: no frame was synchronised for either */
+  fail_unless_equals_int (fence_syncs, 0);
+
+  for (guint i = 0; i < fds->len; i++)
+    close (g_array_index (fds, int, i));
+  g_array_free (fds, TRUE);
+  g_array_free (sizes, TRUE);
+  for (guint i = 0; i < n_slots; i++)
+    cudaipc_block_free (blocks[i]);
+  cudaipc_fence_page_free (fence);
+  cudaipc_conn_free (rogue);
+  cudaipc_conn_free (honest);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* A kernel without F_SEAL_FUTURE_WRITE (before Linux 5.1): ordering=fence
+ * fails at start, saying why, and a host ring cannot be made (nothing is
+ * sent that consumers could write, and no consumer would take it). */
+GST_START_TEST (test_kernel_without_the_seal)
+{
+  CudaIpcServerConfig config = test_config (2);
+  CudaIpcBlock *block = NULL;
+  CudaIpcServer *s;
+  GError *err = NULL;
+  guint slot = 0;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0 ||
+      !cudaipc_test_without_future_write_seal ()) {
+    g_print ("SKIP: no seccomp filter in a process of this test's own\n");
+    return;
+  }
+  config.ordering = CUDAIPC_ORDERING_FENCE;
+  fail_unless (cudaipc_server_new (dev, &config, &callbacks, NULL,
+          &err) == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err->message);
+  fail_unless (g_str_has_prefix (err->message, "No fence page: sealing the "
+          "fence page against writes by its consumers (F_SEAL_FUTURE_WRITE, "
+          "Linux 5.1 or newer)"), "%s", err->message);
+  g_print ("server: %s\n", err->message);
+  g_clear_error (&err);
+
+  s = start_server (2);
+  fail_unless (cudaipc_server_get_fence_page (s) == NULL);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  fail_unless_equals_int (cudaipc_server_acquire (s, page, 0, &slot, &block,
+          &err), CUDAIPC_SERVER_ERROR);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err->message);
+  g_print ("server: %s\n", err->message);
+  g_clear_error (&err);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 static Suite *
 server_suite (void)
 {
@@ -2232,6 +2428,8 @@ server_suite (void)
   tcase_add_test (tc, test_late_joiner);
   tcase_add_test (tc, test_host_backend_no_events);
   tcase_add_test (tc, test_fence_page_ordering);
+  tcase_add_test (tc, test_consumers_cannot_write);
+  tcase_add_test (tc, test_kernel_without_the_seal);
   return s;
 }
 
