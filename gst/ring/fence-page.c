@@ -253,33 +253,43 @@ cudaipc_fence_page_open (int fd, GError ** error)
   return page;
 }
 
+gint
+cudaipc_fence_page_check (CudaIpcFencePage * page, guint slot, guint64 value,
+    GError ** error)
+{
+  guint64 v;
+
+  g_return_val_if_fail (page != NULL, -1);
+  g_return_val_if_fail (slot < CUDAIPC_MAX_SLOTS, -1);
+
+  v = __atomic_load_n (&page->words[slot], __ATOMIC_ACQUIRE);
+  if (v < page->seen[slot]) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
+        "the fence of slot %u went back from %" G_GUINT64_FORMAT " to %"
+        G_GUINT64_FORMAT, slot, page->seen[slot], v);
+    return -1;
+  }
+  page->seen[slot] = v;
+  if (v > value) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
+        "the fence of slot %u is at %" G_GUINT64_FORMAT ", past frame %"
+        G_GUINT64_FORMAT " in it: the slot was rewritten", slot, v, value);
+    return -1;
+  }
+  return v == value ? 1 : 0;
+}
+
 gboolean
 cudaipc_fence_page_wait (CudaIpcFencePage * page, guint slot, guint64 value,
     gint64 timeout_us, GError ** error)
 {
   gint64 start = 0, now;
-  guint64 v;
+  gint r;
 
   g_return_val_if_fail (page != NULL, FALSE);
   g_return_val_if_fail (slot < CUDAIPC_MAX_SLOTS, FALSE);
 
-  for (;;) {
-    v = __atomic_load_n (&page->words[slot], __ATOMIC_ACQUIRE);
-    if (v < page->seen[slot]) {
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
-          "the fence of slot %u went back from %" G_GUINT64_FORMAT " to %"
-          G_GUINT64_FORMAT, slot, page->seen[slot], v);
-      return FALSE;
-    }
-    page->seen[slot] = v;
-    if (v == value)
-      return TRUE;
-    if (v > value) {
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_PROTOCOL,
-          "the fence of slot %u is at %" G_GUINT64_FORMAT ", past frame %"
-          G_GUINT64_FORMAT " in it: the slot was rewritten", slot, v, value);
-      return FALSE;
-    }
+  while ((r = cudaipc_fence_page_check (page, slot, value, error)) == 0) {
     now = g_get_monotonic_time ();
     if (start == 0)
       start = now;
@@ -287,7 +297,8 @@ cudaipc_fence_page_wait (CudaIpcFencePage * page, guint slot, guint64 value,
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
           "the producer's copy did not complete within %" G_GINT64_FORMAT
           " ms (the fence of slot %u is at %" G_GUINT64_FORMAT ", frame %"
-          G_GUINT64_FORMAT " waits for it)", timeout_us / 1000, slot, v, value);
+          G_GUINT64_FORMAT " waits for it)", timeout_us / 1000, slot,
+          page->seen[slot], value);
       return FALSE;
     }
     /* a copy that is done by the time the FRAME arrives answers the first
@@ -296,6 +307,7 @@ cudaipc_fence_page_wait (CudaIpcFencePage * page, guint slot, guint64 value,
     if (now - start >= SPIN_US)
       g_usleep (SLEEP_US);
   }
+  return r > 0;
 }
 
 void

@@ -28,17 +28,20 @@
  * before anything is mapped (a regular file, sealed with F_SEAL_SHRINK so
  * that it can never be cut under the mapping and with F_SEAL_FUTURE_WRITE
  * so that no other consumer can write it, at least a page long) and maps
- * it read-only. cudaipc_fence_page_wait() reads the slot's word on the
- * CPU until it reaches the frame's number: no driver call, nothing needed
- * from the consumer's device. The word is the producer's to write and is
- * not trusted: a value past the frame's number (the slot was rewritten
- * while this consumer held it), or lower than one already seen for that
- * slot, is a protocol error; a word that does not reach the number within
- * the timeout is CUDAIPC_ERROR_TIMEOUT.
+ * it read-only. cudaipc_fence_page_check() reads the slot's word on the
+ * CPU once, and cudaipc_fence_page_wait() until it reaches the frame's
+ * number: no driver call, nothing needed from the consumer's device. A
+ * consumer whose wait must end at its caller's deadline or cancel, not
+ * at a fixed time-out, polls with check() and sleeps its own way between.
+ * The word is the producer's to write and is not trusted: a value past
+ * the frame's number (the slot was rewritten while this consumer held
+ * it), or lower than one already seen for that slot, is a protocol error;
+ * a word that does not reach the number within the timeout is
+ * CUDAIPC_ERROR_TIMEOUT.
  *
  * Threads: signal() is for the producer thread (with the device's context
- * current on the cuda backend: the caller pushed it); wait() for one
- * consumer thread at a time; peek() from any thread.
+ * current on the cuda backend: the caller pushed it); check() and wait()
+ * for one consumer thread at a time; peek() from any thread.
  */
 #pragma once
 
@@ -74,6 +77,10 @@ void cudaipc_fence_page_store (CudaIpcFencePage * page, guint slot,
  * is closed whatever the outcome). CUDAIPC_ERROR_INVALID for an fd that
  * fails the checks, CUDAIPC_ERROR_IO where mapping fails. */
 CudaIpcFencePage *cudaipc_fence_page_open (int fd, GError ** error);
+/* Reads @slot's word once: 1 where it is @value, 0 where it is below, -1
+ * (CUDAIPC_ERROR_PROTOCOL) where it is past @value or went back. */
+gint cudaipc_fence_page_check (CudaIpcFencePage * page, guint slot,
+    guint64 value, GError ** error);
 /* Waits on the CPU until @slot's word is @value: polls busily for a few
  * microseconds, then with short sleeps, for at most @timeout_us. */
 gboolean cudaipc_fence_page_wait (CudaIpcFencePage * page, guint slot,
