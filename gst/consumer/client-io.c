@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "consumer/client-private.h"
@@ -119,7 +120,8 @@ cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
       {client->wake_fd, POLLIN, 0},
       {fd, POLLIN, 0},
     };
-    int timeout = -1, n;
+    struct timespec ts, *timeout = NULL;
+    int n;
 
     if (g_atomic_int_get (&client->cancelled))
       return -ECANCELED;
@@ -128,11 +130,14 @@ cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
 
       if (left <= 0)
         return 0;
-      /* round up: never wake a whole millisecond early */
-      timeout = (int) MIN ((left + 999) / 1000, G_MAXINT);
+      /* to the microsecond: a sleep of a few tens of them (between
+       * reads of a fence word) must not last a whole millisecond */
+      ts.tv_sec = left / G_USEC_PER_SEC;
+      ts.tv_nsec = (left % G_USEC_PER_SEC) * 1000;
+      timeout = &ts;
     }
 
-    n = poll (pfd, fd >= 0 ? 2 : 1, timeout);
+    n = ppoll (pfd, fd >= 0 ? 2 : 1, timeout, NULL);
     if (n < 0) {
       if (errno == EINTR)
         continue;

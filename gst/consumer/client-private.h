@@ -156,9 +156,10 @@ void cudaipc_session_hang_up_locked (Session * s, CudaIpcByeReason reason,
     const gchar * text);
 
 /* client-io.c: waiting and the wire */
-/* Waits until @fd (-1: none) is readable, @deadline (monotonic µs, 0: none)
- * passes or cancel() is called. Returns 1 (readable), 0 (time-out),
- * -ECANCELED (cancelled) or a negative errno. */
+/* Waits until @fd (-1: none, a sleep that cancel() ends) is readable,
+ * @deadline (monotonic µs, to the microsecond; 0: none) passes or cancel()
+ * is called. Returns 1 (readable), 0 (time-out), -ECANCELED (cancelled)
+ * or a negative errno. */
 gint cudaipc_client_wait_readable (CudaIpcClient * client, int fd,
     gint64 deadline);
 /* Receives one message, waiting as wait_readable() does (@deadline -1:
