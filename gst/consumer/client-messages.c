@@ -25,9 +25,30 @@
 
 /* CAPS ids kept at once; older ones are forgotten first */
 #define MAX_CAPS_ENTRIES 16
-/* Longest wait for a producer's copy into a slot (microseconds): a copy
- * takes microseconds, so this only ends a wait that would never end. */
+/* Longest wait for a producer's copy into a slot (microseconds), from its
+ * FRAME's arrival: a copy takes microseconds, so this only ends a wait
+ * that would never end. */
 #define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
+/* wait_copy(): how long it reads busily, then the shortest and the
+ * longest sleep between reads (microseconds): a copy that lands as its
+ * FRAME arrives is seen at once, a slow one within a quarter of the time
+ * waited so far, and a copy that never lands costs little to wait for. */
+#define COPY_SPIN_US 20
+#define COPY_SLEEP_MIN_US 20
+#define COPY_SLEEP_MAX_US 1000
+
+/* What orders the copies into a ring's slots: its fence page, or one
+ * slot's interprocess event with the device whose context a query needs.
+ * The client holds the current ones; each frame not yet handed out holds
+ * its own, which a new ring or a closed connection must not free under
+ * it. */
+struct _CudaIpcCopyOrder
+{
+  gint refcount;
+  CudaIpcFencePage *page;
+  CudaIpcFence *event;
+  CudaIpcDevice *dev;           /* with @event */
+};
 
 /* One frame's way back to the producer. */
 typedef struct
@@ -95,40 +116,54 @@ cudaipc_client_caps_table_new (void)
   return g_hash_table_new_full (NULL, NULL, NULL, caps_entry_free);
 }
 
+/* Ordering (takes @page or @event) */
+
+static CudaIpcCopyOrder *
+ordering_new (CudaIpcFencePage * page, CudaIpcFence * event,
+    CudaIpcDevice * dev)
+{
+  CudaIpcCopyOrder *o = g_new0 (CudaIpcCopyOrder, 1);
+
+  o->refcount = 1;
+  o->page = page;
+  o->event = event;
+  o->dev = dev ? cudaipc_device_ref (dev) : NULL;
+  return o;
+}
+
+static CudaIpcCopyOrder *
+ordering_ref (CudaIpcCopyOrder * o)
+{
+  g_atomic_int_inc (&o->refcount);
+  return o;
+}
+
+/* Any thread: the last frame to let go of it may be dropped anywhere. */
+static void
+ordering_unref (CudaIpcCopyOrder * o)
+{
+  if (o == NULL || !g_atomic_int_dec_and_test (&o->refcount))
+    return;
+  cudaipc_fence_page_free (o->page);
+  cudaipc_fence_free (o->event);
+  g_clear_pointer (&o->dev, cudaipc_device_unref);
+  g_free (o);
+}
+
 /* Life cycle */
 
 static void
 drop_imports (CudaIpcClient * client)
 {
-  /* frames still downstream keep their own references; they were waited
-   * for before they were handed out and need no fence any more */
+  /* frames still downstream keep their own references; frames still to
+   * be handed out keep what orders them */
   for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++) {
     g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
-    g_clear_pointer (&client->fences[i], cudaipc_fence_free);
+    g_clear_pointer (&client->fences[i], ordering_unref);
   }
-  g_clear_pointer (&client->fence_page, cudaipc_fence_page_free);
+  g_clear_pointer (&client->fence_page, ordering_unref);
   client->have_ring = FALSE;
   client->n_slots = 0;
-}
-
-/* Waits for the producer's copy into the slot of @f, with the device's
- * context current for the wait alone: pushed and popped on this thread,
- * so none of ours is left current on a streaming thread that a pool may
- * hand to other work (or that outlives the device). Adds the driver
- * calls made to @calls. */
-static gboolean
-wait_fence (CudaIpcClient * client, CudaIpcFence * fence, guint * calls,
-    GError ** error)
-{
-  gboolean ok;
-
-  (*calls)++;
-  if (!cudaipc_device_push (client->dev, error))
-    return FALSE;
-  ok = cudaipc_fence_wait_timeout (fence, FENCE_TIMEOUT_US, calls, error);
-  (*calls)++;
-  cudaipc_device_pop (client->dev);
-  return ok;
 }
 
 void
@@ -305,7 +340,7 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
       "complete when they come" : "no fence page", (m->flags &
           CUDAIPC_RING_LIVE) ? "a live" : "not a live");
   drop_imports (client);
-  client->fence_page = page;
+  client->fence_page = page ? ordering_new (page, NULL, NULL) : NULL;
   client->have_ring = TRUE;
   client->generation = m->generation;
   client->n_slots = m->n_slots;
@@ -375,10 +410,12 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
 
   /* without HAS_EVENT (or events) the producer synchronises on the host */
   if ((m->flags & CUDAIPC_SLOT_HAS_EVENT) && client->events) {
-    client->fences[m->index] = cudaipc_fence_open (client->dev,
-        m->event_handle, &err);
-    if (client->fences[m->index] == NULL)
+    CudaIpcFence *event = cudaipc_fence_open (client->dev, m->event_handle,
+        &err);
+
+    if (event == NULL)
       return events_unavailable (client, item, err->message);
+    client->fences[m->index] = ordering_new (NULL, event, client->dev);
     GST_DEBUG ("opened the interprocess event of slot %u", m->index);
   } else if (m->flags & CUDAIPC_SLOT_HAS_EVENT) {
     GST_DEBUG ("slot %u has an event this consumer did not ask for", m->index);
@@ -466,37 +503,14 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
     return CUDAIPC_CLIENT_ERROR;
   }
 
-  /* the producer's copy into the slot may still be in flight: its fence
-   * word reaches the frame's number once it has landed (read here, no
-   * driver call), or its event completes */
-  if (client->fence_page != NULL) {
-    if (!cudaipc_fence_page_wait (client->fence_page, f->slot, f->seq,
-            FENCE_TIMEOUT_US, &err)) {
-      gst_memory_unref (mem);
-      if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
-        return producer_stalled (client, item, f->slot, err->message);
-      return broken_producer (client, error, "%s", err->message);
-    }
-  } else if (client->fences[f->slot] != NULL) {
-    guint calls = 0;
-    gboolean ok;
-
-    ok = wait_fence (client, client->fences[f->slot], &calls, &err);
-    g_mutex_lock (&s->lock);
-    s->driver_calls += calls;
-    g_mutex_unlock (&s->lock);
-    if (!ok && g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
-      /* the producer died with the copy queued, or its GPU hangs: this
-       * frame is lost, the connection too */
-      gst_memory_unref (mem);
-      return producer_stalled (client, item, f->slot, err->message);
-    }
-    if (!ok) {
-      /* sends RELEASE while the connection is still there */
-      gst_memory_unref (mem);
-      return events_unavailable (client, item, err->message);
-    }
-  }
+  /* the producer's copy into the slot may still be in flight: the frame
+   * is waited for when it is handed out (wait_copy()), by its caller's
+   * deadline, and not by whoever reads it ahead */
+  if (client->fence_page != NULL)
+    item->frame.ordering = ordering_ref (client->fence_page);
+  else if (client->fences[f->slot] != NULL)
+    item->frame.ordering = ordering_ref (client->fences[f->slot]);
+  item->frame.received_at = g_get_monotonic_time ();
 
   /* from here, unreffing the memory releases the slot */
   item->type = CUDAIPC_CLIENT_ITEM_FRAME;
@@ -515,6 +529,114 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   client->have_caps_in_use = TRUE;
   client->caps_in_use = f->caps_id;
   return CUDAIPC_CLIENT_OK;
+}
+
+/* Reads once whether the copy ordered by @o has landed: 1 yes, 0 not yet,
+ * -1 a fence word the producer got wrong (CUDAIPC_ERROR_PROTOCOL) or an
+ * event that failed. */
+static gint
+copy_landed (CudaIpcCopyOrder * o, const CudaIpcFrameMsg * f, guint * calls,
+    GError ** error)
+{
+  gboolean done = FALSE;
+
+  if (o->page != NULL)
+    return cudaipc_fence_page_check (o->page, f->slot, f->seq, error);
+  (*calls)++;
+  if (!cudaipc_fence_query (o->event, &done, error))
+    return -1;
+  return done ? 1 : 0;
+}
+
+CudaIpcClientStatus
+cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
+    gint64 deadline, GError ** error)
+{
+  const CudaIpcFrameMsg *f = &item->frame.msg;
+  CudaIpcCopyOrder *o = item->frame.ordering;
+  g_autoptr (GError) err = NULL;
+  gint64 limit = item->frame.received_at + FENCE_TIMEOUT_US;
+  gint64 start = g_get_monotonic_time (), now, until;
+  CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
+  guint slot = f->slot, calls = 0;
+  gboolean pushed = FALSE, fenced;
+  gint landed = 0;
+
+  if (o == NULL)
+    return CUDAIPC_CLIENT_OK;
+  fenced = o->page != NULL;
+
+  /* an event is queried with the device's context current for the wait
+   * alone: pushed and popped on this thread, so none of ours is left
+   * current on a streaming thread that a pool may hand to other work (or
+   * that outlives the device) */
+  if (!fenced) {
+    calls++;
+    pushed = cudaipc_device_push (o->dev, &err);
+    if (!pushed)
+      landed = -1;
+  }
+  while (landed == 0) {
+    landed = copy_landed (o, f, &calls, &err);
+    if (landed != 0)
+      break;
+    now = g_get_monotonic_time ();
+    if (now >= limit) {
+      if (fenced)
+        g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
+            "the producer's copy did not complete within %d ms (the fence "
+            "of slot %u is at %" G_GUINT64_FORMAT ", frame %" G_GUINT64_FORMAT
+            " waits for it)", (int) (FENCE_TIMEOUT_US / 1000), slot,
+            cudaipc_fence_page_peek (o->page, slot), f->seq);
+      else
+        g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
+            "the producer's copy did not complete within %d ms",
+            (int) (FENCE_TIMEOUT_US / 1000));
+      landed = -1;
+      break;
+    }
+    if (deadline > 0 && now >= deadline) {
+      st = CUDAIPC_CLIENT_TIMEOUT;
+      break;
+    }
+    if (now - start < COPY_SPIN_US)
+      continue;
+    until = now + CLAMP ((now - start) / 4, COPY_SLEEP_MIN_US,
+        COPY_SLEEP_MAX_US);
+    until = MIN (until, limit);
+    if (deadline > 0)
+      until = MIN (until, deadline);
+    if (cudaipc_client_wait_readable (client, -1, until) == -ECANCELED) {
+      st = CUDAIPC_CLIENT_CANCELLED;
+      break;
+    }
+  }
+  if (pushed) {
+    calls++;
+    cudaipc_device_pop (o->dev);
+  }
+  if (calls > 0) {
+    g_mutex_lock (&client->session->lock);
+    client->session->driver_calls += calls;
+    g_mutex_unlock (&client->session->lock);
+  }
+
+  if (landed > 0) {
+    g_clear_pointer (&item->frame.ordering, ordering_unref);
+    return CUDAIPC_CLIENT_OK;
+  }
+  if (landed == 0)
+    return st;
+
+  /* given back while the connection is still there, then closed */
+  cudaipc_client_item_clear (item);
+  if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
+    /* the producer died with the copy queued, or its GPU hangs: this frame
+     * is lost, the connection too */
+    return producer_stalled (client, item, slot, err->message);
+  if (fenced)
+    return broken_producer (client, error, "%s", err->message);
+  return events_unavailable (client, item, err->message);
 }
 
 /* Events */
@@ -646,6 +768,7 @@ cudaipc_client_item_clear (CudaIpcClientItem * item)
     gst_memory_unref (item->frame.memory);
   gst_clear_caps (&item->frame.caps);
   g_clear_pointer (&item->frame.meta, g_bytes_unref);
+  g_clear_pointer (&item->frame.ordering, ordering_unref);
   gst_clear_event (&item->event);
   g_free (item->bye_text);
   memset (item, 0, sizeof (*item));

@@ -94,8 +94,9 @@ struct _CudaIpcClient
                                  * later HELLOs leave CUDAIPC_CAP_EVENTS out */
   gboolean events;              /* this connection waits on events */
   gboolean fence;               /* this connection reads the fence page */
-  CudaIpcFence *fences[CUDAIPC_MAX_SLOTS];      /* with the imports */
-  CudaIpcFencePage *fence_page; /* the current RING's, with the imports */
+  /* with the imports, and with the queued frames they order */
+  CudaIpcCopyOrder *fences[CUDAIPC_MAX_SLOTS];  /* the slots' events */
+  CudaIpcCopyOrder *fence_page; /* the current RING's */
   GHashTable *caps;             /* caps id -> CapsEntry */
   gboolean have_caps_in_use;
   guint32 caps_in_use;          /* caps id of the last frame handed out */
@@ -140,6 +141,16 @@ void cudaipc_client_drop_frame (CudaIpcClient * client,
     CudaIpcClientItem * item);
 /* Frames of this connection not released: handed out and pending. */
 guint cudaipc_client_held (CudaIpcClient * client);
+/* For a frame about to be handed out: waits until the producer's copy
+ * into its slot has landed (its fence word, or its event), until
+ * @deadline (monotonic µs; 0: none) or cancel(), and never past 2 s after
+ * its FRAME came. OK: it has (the frame's ordering is dropped); TIMEOUT or
+ * CANCELLED: not yet, @item untouched; CLOSED or ERROR, as receive(): the
+ * frame was given back and the connection closed (a copy that never
+ * landed, a word the producer got wrong, an event that failed). With the
+ * right to read; no lock held. */
+CudaIpcClientStatus cudaipc_client_wait_copy (CudaIpcClient * client,
+    CudaIpcClientItem * item, gint64 deadline, GError ** error);
 
 /* client-io.c: the session, shared by the client and its frames */
 Session *cudaipc_session_new (void);

@@ -14,6 +14,8 @@
 G_BEGIN_DECLS
 
 typedef struct _CudaIpcClient CudaIpcClient;
+/* What orders a frame's copy into its slot (the client's files alone). */
+typedef struct _CudaIpcCopyOrder CudaIpcCopyOrder;
 
 typedef enum
 {
@@ -48,6 +50,12 @@ typedef struct
                                  * released yet (the slots downstream holds) */
   GBytes *meta;                 /* the FRAME's metas (metas.h), unchecked,
                                  * owned; NULL for none (msg.meta is NULL) */
+  /* until the producer's copy into the slot is known to have landed: what
+   * orders it, referenced (NULL once it has, or where nothing does), and
+   * when the FRAME came (monotonic us), from which its wait is bounded;
+   * the client's alone: a frame handed out has none */
+  CudaIpcCopyOrder *ordering;
+  gint64 received_at;
 } CudaIpcClientFrame;
 
 typedef struct

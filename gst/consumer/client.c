@@ -224,9 +224,11 @@ wake_reader (CudaIpcClient * client)
 
 /* With the reader lock: waits until nobody reads (asking the background
  * reader to give the right back), then takes it. FALSE where cancel()
- * came first (only when @cancellable). */
+ * came first (only when @cancellable) or @deadline (monotonic us; 0:
+ * none) passed. */
 static gboolean
-take_right_locked (CudaIpcClient * client, gboolean cancellable)
+take_right_locked (CudaIpcClient * client, gboolean cancellable,
+    gint64 deadline)
 {
   gboolean ok = TRUE;
 
@@ -237,7 +239,13 @@ take_right_locked (CudaIpcClient * client, gboolean cancellable)
       break;
     }
     wake_reader (client);
-    g_cond_wait (&client->reader_cond, &client->reader_lock);
+    if (deadline == 0) {
+      g_cond_wait (&client->reader_cond, &client->reader_lock);
+    } else if (!g_cond_wait_until (&client->reader_cond, &client->reader_lock,
+            deadline) && client->reading) {
+      ok = FALSE;
+      break;
+    }
   }
   client->waiting--;
   if (ok)
@@ -472,7 +480,7 @@ discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
   GList *l, *end = NULL;
   guint n = 1;
 
-  if (!take_right_locked (client, FALSE))
+  if (!take_right_locked (client, FALSE, 0))
     return FALSE;
   g_mutex_unlock (&client->reader_lock);
   read_ahead (client);
@@ -542,7 +550,11 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
       st = CUDAIPC_CLIENT_CANCELLED;
       break;
     }
-    if (!take_right_locked (client, TRUE))
+    if (deadline > 0 && g_get_monotonic_time () >= deadline) {
+      st = CUDAIPC_CLIENT_TIMEOUT;
+      break;
+    }
+    if (!take_right_locked (client, TRUE, deadline))
       continue;
     if (!g_queue_is_empty (&client->pending)) {
       /* the background reader queued more while we waited for the right:
@@ -575,6 +587,51 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
       st = CUDAIPC_CLIENT_TIMEOUT;
       break;
     }
+  }
+  return st;
+}
+
+/* With the reader lock, for a frame to hand out: waits for the producer's
+ * copy into its slot (cudaipc_client_wait_copy()) by @deadline, with the
+ * right to read. A frame whose copy has not landed by then, or when
+ * cancel() comes, goes back to the head of the queue for the next call;
+ * one whose copy never will ends the connection, and what was queued
+ * after it goes with it. */
+static CudaIpcClientStatus
+wait_copy_locked (CudaIpcClient * client, CudaIpcClientItem * item,
+    gint64 deadline, GError ** error)
+{
+  CudaIpcClientStatus st;
+  Pending *p;
+
+  if (item->frame.ordering == NULL)
+    return CUDAIPC_CLIENT_OK;
+  if (take_right_locked (client, TRUE, deadline)) {
+    g_mutex_unlock (&client->reader_lock);
+    st = cudaipc_client_wait_copy (client, item, deadline, error);
+    g_mutex_lock (&client->reader_lock);
+    give_right_locked (client);
+  } else {
+    st = g_atomic_int_get (&client->cancelled) ? CUDAIPC_CLIENT_CANCELLED :
+        CUDAIPC_CLIENT_TIMEOUT;
+  }
+
+  switch (st) {
+    case CUDAIPC_CLIENT_TIMEOUT:
+    case CUDAIPC_CLIENT_CANCELLED:
+      p = g_new0 (Pending, 1);
+      p->status = CUDAIPC_CLIENT_OK;
+      p->item = *item;
+      memset (item, 0, sizeof (*item));
+      g_queue_push_head (&client->pending, p);
+      break;
+    case CUDAIPC_CLIENT_CLOSED:
+    case CUDAIPC_CLIENT_ERROR:
+      /* read behind a frame that cannot go out: the connection is gone */
+      g_queue_clear_full (&client->pending, pending_free);
+      break;
+    case CUDAIPC_CLIENT_OK:
+      break;
   }
   return st;
 }
@@ -614,14 +671,19 @@ cudaipc_client_receive_until (CudaIpcClient * client,
 
   g_mutex_lock (&client->reader_lock);
   client->in_receive = TRUE;
-  /* a late frame the producer dropped this consumer behind is not pushed:
-   * the next item goes instead */
-  do {
+  for (;;) {
     st = receive_locked (client, item, deadline, error);
-  } while (st == CUDAIPC_CLIENT_OK && is_late (item) &&
-      discard_late_locked (client, item));
-  if (st == CUDAIPC_CLIENT_OK && item->type == CUDAIPC_CLIENT_ITEM_FRAME)
-    item->frame.lent = count_lent_locked (client);
+    if (st != CUDAIPC_CLIENT_OK || item->type != CUDAIPC_CLIENT_ITEM_FRAME)
+      break;
+    /* a late frame the producer dropped this consumer behind is not
+     * pushed: the next item goes instead */
+    if (is_late (item) && discard_late_locked (client, item))
+      continue;
+    st = wait_copy_locked (client, item, deadline, error);
+    if (st == CUDAIPC_CLIENT_OK)
+      item->frame.lent = count_lent_locked (client);
+    break;
+  }
   client->in_receive = FALSE;
   client->left_at = g_get_monotonic_time ();
   if (client->reader == NULL && st == CUDAIPC_CLIENT_OK)
@@ -638,7 +700,7 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
   g_return_if_fail (client != NULL);
 
   g_mutex_lock (&client->reader_lock);
-  take_right_locked (client, FALSE);
+  take_right_locked (client, FALSE, 0);
   g_mutex_unlock (&client->reader_lock);
 
   cudaipc_client_close (client, reason, text);
@@ -668,7 +730,7 @@ cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
   memset (info, 0, sizeof (*info));
   /* the reader changes the ring: read it with the right to read */
   g_mutex_lock (&client->reader_lock);
-  take_right_locked (client, FALSE);
+  take_right_locked (client, FALSE, 0);
   g_mutex_unlock (&client->reader_lock);
   if (client->conn == NULL) {
     g_mutex_lock (&client->reader_lock);

@@ -43,8 +43,11 @@
  * (fence-page.h) checked and mapped, kept with the imports and freed with
  * them; before a FRAME is handed out, receive() reads the slot's word on
  * the CPU until it is the frame's seq (no driver call; a word that does
- * not get there within 2 s ends the connection, one past it or going back
- * is a protocol error). With the cuda backend the HELLO also asks for
+ * not get there within 2 s of the FRAME's arrival ends the connection,
+ * one past it or going back is a protocol error). That wait, and the one
+ * on an event below, is receive()'s caller's: it ends at its deadline and
+ * at cancel(), the frame kept at the head of what is to be received, and
+ * nothing that reads ahead of the caller waits on a frame. With the cuda backend the HELLO also asks for
  * CUDAIPC_CAP_EVENTS unless events failed before on this client object
  * (a producer offers them only with ordering=events): a SLOT with
  * HAS_EVENT, on a connection without a fence page, has its legacy event
@@ -107,7 +110,8 @@ CudaIpcBackend cudaipc_client_get_backend (CudaIpcClient * client);
 CudaIpcClientStatus cudaipc_client_receive (CudaIpcClient * client,
     CudaIpcClientItem * item, GError ** error);
 /* receive() that gives up at @deadline (monotonic microseconds; 0: never)
- * with TIMEOUT, the connection kept. */
+ * with TIMEOUT, the connection kept: a frame whose copy has not landed by
+ * then stays queued, and comes first next time. */
 CudaIpcClientStatus cudaipc_client_receive_until (CudaIpcClient * client,
     CudaIpcClientItem * item, gint64 deadline, GError ** error);
 void cudaipc_client_item_clear (CudaIpcClientItem * item);

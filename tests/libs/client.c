@@ -880,6 +880,133 @@ GST_START_TEST (test_fence_never_reached)
 
 GST_END_TEST;
 
+/* A FRAME of slot 0 (seq 1) whose fence word the producer never writes,
+ * on a fenced ring of two slots. */
+static CudaIpcFencePage *
+send_unfinished_frame (void)
+{
+  CudaIpcFencePage *fence;
+
+  prod->hello_caps = CUDAIPC_CAP_FENCE;
+  connect_ok ();
+  fence = producer_fence ();
+  send_stream_start_fenced (2, cudaipc_fence_page_get_fd (fence));
+  send_frame (0, 1);
+  return fence;
+}
+
+/* The frame, queued since, comes with the next call once its word does. */
+static void
+expect_frame_after_fence (CudaIpcFencePage * fence)
+{
+  CudaIpcClientItem item;
+
+  fail_unless (cudaipc_client_is_connected (client));
+  expect_silence (0);
+  fence_signal (fence, 0, 1);
+  receive_frame (&item);
+  fail_unless_equals_uint64 (item.frame.msg.seq, 1);
+  assert_content (item.frame.memory, 1);
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 1);
+}
+
+/* The wait for a fence word is bounded by the caller's deadline, not by
+ * the protocol's 2 s: receive_until() gives up at it, and the frame is
+ * not lost. */
+GST_START_TEST (test_fence_wait_deadline)
+{
+  g_autoptr (CudaIpcFencePage) fence = send_unfinished_frame ();
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  gint64 t0, took;
+
+  t0 = g_get_monotonic_time ();
+  st = cudaipc_client_receive_until (client, &item, t0 + 200 * 1000, NULL);
+  took = g_get_monotonic_time () - t0;
+  g_print ("libs-client: receive_until (200 ms) on an unfinished frame: %s "
+      "after %" G_GINT64_FORMAT " us\n", st == CUDAIPC_CLIENT_TIMEOUT ?
+      "TIMEOUT" : "not TIMEOUT", took);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_TIMEOUT);
+  fail_unless (took >= 200 * 1000 && took < 300 * 1000,
+      "gave up after %" G_GINT64_FORMAT " us", took);
+  fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_NONE);
+  expect_frame_after_fence (fence);
+}
+
+GST_END_TEST;
+
+static gint64 cancelled_at;
+
+static gpointer
+cancel_after_100ms (gpointer data)
+{
+  g_usleep (100 * 1000);
+  cancelled_at = g_get_monotonic_time ();
+  cudaipc_client_cancel (data);
+  return NULL;
+}
+
+/* cancel() ends a wait for a fence word at once; the frame is not lost. */
+GST_START_TEST (test_fence_wait_cancelled)
+{
+  g_autoptr (CudaIpcFencePage) fence = send_unfinished_frame ();
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  gint64 after;
+  GThread *t;
+
+  t = g_thread_new ("cancel", cancel_after_100ms, client);
+  st = cudaipc_client_receive (client, &item, NULL);
+  after = g_get_monotonic_time () - cancelled_at;
+  g_thread_join (t);
+  g_print ("libs-client: receive() on an unfinished frame returned %"
+      G_GINT64_FORMAT " us after cancel()\n", after);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CANCELLED);
+  fail_unless (after < 100 * 1000, "returned %" G_GINT64_FORMAT " us after "
+      "cancel()", after);
+  cudaipc_client_item_clear (&item);
+  cudaipc_client_uncancel (client);
+  expect_frame_after_fence (fence);
+}
+
+GST_END_TEST;
+
+/* Calls with short deadlines do not stretch the protocol's limit: the
+ * connection ends 2 s after the FRAME came, as for one long wait. */
+GST_START_TEST (test_fence_wait_deadlines_then_limit)
+{
+  g_autoptr (CudaIpcFencePage) fence = send_unfinished_frame ();
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  guint timeouts = 0;
+  gint64 t0, took;
+
+  t0 = g_get_monotonic_time ();
+  while ((st = cudaipc_client_receive_until (client, &item,
+              g_get_monotonic_time () + 200 * 1000, NULL)) ==
+      CUDAIPC_CLIENT_TIMEOUT)
+    timeouts++;
+  took = g_get_monotonic_time () - t0;
+  g_print ("libs-client: %u time-outs of 200 ms, then the connection ended "
+      "after %" G_GINT64_FORMAT " us\n", timeouts, took);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_CLOSED);
+  fail_unless (timeouts >= 8, "%u time-outs", timeouts);
+  fail_unless (took >= 2 * G_USEC_PER_SEC - 100 * 1000 &&
+      took < 2 * G_USEC_PER_SEC + 300 * 1000, "ended after %" G_GINT64_FORMAT
+      " us", took);
+  fail_if (item.said_bye);
+  fail_unless (strstr (item.bye_text, "never completed") != NULL, "%s",
+      item.bye_text);
+  cudaipc_client_item_clear (&item);
+  fail_if (cudaipc_client_is_connected (client));
+  expect_release (GEN, 0, 1);
+  expect_bye (CUDAIPC_BYE_PROTOCOL);
+  expect_closed ();
+}
+
+GST_END_TEST;
+
 /* What a producer sends as its fence page is checked before anything is
  * mapped, and a fence page the consumer was not offered is refused. */
 GST_START_TEST (test_fence_page_checked)
@@ -1827,6 +1954,9 @@ client_suite (void)
   tcase_add_test (tc, test_fence_page_orders_frames);
   tcase_add_test (tc, test_fence_word_past_frame);
   tcase_add_test (tc, test_fence_never_reached);
+  tcase_add_test (tc, test_fence_wait_deadline);
+  tcase_add_test (tc, test_fence_wait_cancelled);
+  tcase_add_test (tc, test_fence_wait_deadlines_then_limit);
   tcase_add_test (tc, test_fence_page_checked);
   tcase_add_test (tc, test_fence_page_not_offered);
   tcase_add_test (tc, test_release_from_other_thread);
