@@ -661,6 +661,24 @@ handle_event (const CudaIpcEventMsg * m, CudaIpcClientItem * item)
 
 /* Receiving */
 
+/* The bytes @msg took on the wire, near enough: what holding what it
+ * became costs, for the client's bound on what it reads ahead. */
+static guint
+msg_bytes (const CudaIpcMsg * msg)
+{
+  switch (msg->type) {
+    case CUDAIPC_MSG_FRAME:
+      return CUDAIPC_HEADER_SIZE + 96 + 12 * msg->u.frame.n_planes +
+          msg->u.frame.meta_len;
+    case CUDAIPC_MSG_EVENT:
+      return CUDAIPC_HEADER_SIZE + 17 + strlen (msg->u.event.structure);
+    case CUDAIPC_MSG_BYE:
+      return CUDAIPC_HEADER_SIZE + 9 + strlen (msg->u.bye.text);
+    default:
+      return CUDAIPC_HEADER_SIZE;
+  }
+}
+
 static CudaIpcClientStatus
 handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
     CudaIpcClientItem * item, GError ** error)
@@ -728,6 +746,7 @@ cudaipc_client_read_one (CudaIpcClient * client, gint64 deadline,
   }
 
   ret = handle_message (client, &msg, item, error);
+  item->bytes = msg_bytes (&msg);
   cudaipc_msg_clear (&msg);
   return ret;
 }

@@ -59,6 +59,7 @@ typedef struct
   CudaIpcClientStatus status;
   CudaIpcClientItem item;
   GError *error;
+  guint bytes;                  /* item.bytes when it was queued */
 } Pending;
 
 struct _CudaIpcClient
@@ -120,6 +121,7 @@ struct _CudaIpcClient
   GThread *reader;              /* started by the first receive() */
   int reader_wake_fd;           /* eventfd: give back the right to read */
   GQueue pending;               /* Pending*, oldest first */
+  gsize pending_bytes;          /* their bytes */
 };
 
 /* client-messages.c: the caps table */

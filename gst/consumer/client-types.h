@@ -70,6 +70,9 @@ typedef struct
                                  * bye_text) this consumer closed it */
   guint32 bye_reason;           /* CudaIpcByeReason */
   gchar *bye_text;
+  /* the client's: bytes of the message it came in, near enough, for the
+   * bound on what the client reads ahead */
+  guint bytes;
 } CudaIpcClientItem;
 
 typedef struct

@@ -34,9 +34,14 @@
 #define LATE_NS (100 * GST_MSECOND)
 /* How long the background reader polls before it looks at its state. */
 #define READER_POLL_MS 100
-/* Most items queued by the background reader (frames are bounded by
- * max-held; this bounds a flood of events). */
+/* Most items queued by the background reader or read ahead of a late
+ * frame, and most bytes of the messages they came in (frames are bounded
+ * by max-held too; these bound a flood of events, of up to 32 KiB each):
+ * past either, nothing more is read ahead, and the socket, full, holds
+ * the producer back. Reading ahead of a late frame also stops after as
+ * many messages, whether they left anything to queue or not. */
 #define MAX_PENDING 256
+#define MAX_PENDING_BYTES (1024 * 1024)
 
 /* Life cycle */
 
@@ -313,6 +318,56 @@ pending_free (gpointer data)
   g_free (p);
 }
 
+/* The queue, counted in items and bytes: with the reader lock. */
+
+/* Queues @item (taken) with @status and @error (taken). */
+static void
+pending_push_locked (CudaIpcClient * client, gboolean at_head,
+    CudaIpcClientStatus status, CudaIpcClientItem * item, GError * error)
+{
+  Pending *p = g_new0 (Pending, 1);
+
+  p->status = status;
+  p->item = *item;
+  p->error = error;
+  p->bytes = item->bytes;
+  memset (item, 0, sizeof (*item));
+  client->pending_bytes += p->bytes;
+  if (at_head)
+    g_queue_push_head (&client->pending, p);
+  else
+    g_queue_push_tail (&client->pending, p);
+}
+
+/* Unlinks @l (NULL: the head, if any) and returns its entry. */
+static Pending *
+pending_take_locked (CudaIpcClient * client, GList * l)
+{
+  Pending *p;
+
+  if (l == NULL && (l = client->pending.head) == NULL)
+    return NULL;
+  p = l->data;
+  g_queue_delete_link (&client->pending, l);
+  client->pending_bytes -= p->bytes;
+  return p;
+}
+
+static void
+pending_clear_locked (CudaIpcClient * client)
+{
+  g_queue_clear_full (&client->pending, pending_free);
+  client->pending_bytes = 0;
+}
+
+/* Whether nothing more may be read ahead. */
+static gboolean
+pending_full_locked (CudaIpcClient * client)
+{
+  return g_queue_get_length (&client->pending) >= MAX_PENDING ||
+      client->pending_bytes >= MAX_PENDING_BYTES;
+}
+
 /* With the reader lock, from the background reader: queues what it read.
  * Over max-held, the oldest frame still queued goes first (the frames
  * downstream cannot be taken back); with none queued, the new one. */
@@ -338,18 +393,13 @@ queue_pending_locked (CudaIpcClient * client, CudaIpcClientStatus status,
       client->discont = TRUE;
       return;
     }
-    cudaipc_client_drop_frame (client, &((Pending *) l->data)->item);
-    pending_free (l->data);
-    g_queue_delete_link (&client->pending, l);
+    p = pending_take_locked (client, l);
+    cudaipc_client_drop_frame (client, &p->item);
+    pending_free (p);
     /* the frame after a dropped one starts anew */
     item->frame.discont = TRUE;
   }
-  p = g_new0 (Pending, 1);
-  p->status = status;
-  p->item = *item;
-  p->error = error;
-  memset (item, 0, sizeof (*item));
-  g_queue_push_tail (&client->pending, p);
+  pending_push_locked (client, FALSE, status, item, error);
 }
 
 /* Whether the background reader may read now; @wait_until: till when to
@@ -361,8 +411,7 @@ reader_may_read_locked (CudaIpcClient * client, gint64 * wait_until)
 
   *wait_until = 0;
   if (client->reading || client->waiting > 0 || client->in_receive ||
-      client->conn == NULL ||
-      g_queue_get_length (&client->pending) >= MAX_PENDING ||
+      client->conn == NULL || pending_full_locked (client) ||
       (last && last->status != CUDAIPC_CLIENT_OK))
     return FALSE;
   if (g_get_monotonic_time () < client->left_at + READER_DELAY_US) {
@@ -439,33 +488,45 @@ is_late (const CudaIpcClientItem * item)
       now - (gint64) item->frame.msg.publish_time > (gint64) LATE_NS;
 }
 
-/* With the right to read: queues every message already waiting in the
- * socket, in order, until the connection ends. */
-static void
+/* With the right to read: queues what is already waiting in the socket,
+ * in order, until the connection ends, or the socket is empty, or the
+ * queue is full, or MAX_PENDING messages were read: a producer that keeps
+ * the socket full is read no further, and the socket holds it back.
+ * Returns the messages read. */
+static guint
 read_ahead (CudaIpcClient * client)
 {
-  for (;;) {
+  guint n;
+
+  for (n = 0; n < MAX_PENDING; n++) {
     struct pollfd pfd;
     CudaIpcClientItem next;
     CudaIpcClientStatus st;
     GError *error = NULL;
+    gboolean full;
 
-    if (client->conn == NULL)
-      return;
+    g_mutex_lock (&client->reader_lock);
+    full = pending_full_locked (client);
+    g_mutex_unlock (&client->reader_lock);
+    if (full || client->conn == NULL)
+      break;
     pfd.fd = cudaipc_conn_get_fd (client->conn);
     pfd.events = POLLIN;
     pfd.revents = 0;
     if (poll (&pfd, 1, 0) != 1)
-      return;
+      break;
     st = cudaipc_client_read_one (client, -1, &next, &error);
     if (st == CUDAIPC_CLIENT_OK && next.type == CUDAIPC_CLIENT_ITEM_NONE)
       continue;
     g_mutex_lock (&client->reader_lock);
     queue_pending_locked (client, st, &next, error);
     g_mutex_unlock (&client->reader_lock);
-    if (st != CUDAIPC_CLIENT_OK)
-      return;
+    if (st != CUDAIPC_CLIENT_OK) {
+      n++;
+      break;
+    }
   }
+  return n;
 }
 
 /* With the reader lock, for a late @item: reads what is queued behind it;
@@ -478,14 +539,19 @@ static gboolean
 discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
 {
   GList *l, *end = NULL;
-  guint n = 1;
+  guint n = 1, read;
 
   if (!take_right_locked (client, FALSE, 0))
     return FALSE;
   g_mutex_unlock (&client->reader_lock);
-  read_ahead (client);
+  read = read_ahead (client);
   g_mutex_lock (&client->reader_lock);
   give_right_locked (client);
+  GST_LOG ("read %u message(s) ahead of a frame published %" G_GINT64_FORMAT
+      " ms ago; %u item(s), %" G_GSIZE_FORMAT " bytes queued", read,
+      (g_get_monotonic_time () * 1000 -
+          (gint64) item->frame.msg.publish_time) / 1000000,
+      g_queue_get_length (&client->pending), client->pending_bytes);
 
   for (l = client->pending.head; l && end == NULL; l = l->next) {
     Pending *p = l->data;
@@ -512,8 +578,8 @@ discard_late_locked (CudaIpcClient * client, CudaIpcClientItem * item)
     GList *next = l->next;
 
     if (p->item.type == CUDAIPC_CLIENT_ITEM_FRAME) {
+      pending_take_locked (client, l);
       cudaipc_client_drop_frame (client, &p->item);
-      g_queue_delete_link (&client->pending, l);
       pending_free (p);
       n++;
     }
@@ -535,7 +601,7 @@ receive_locked (CudaIpcClient * client, CudaIpcClientItem * item,
 
   memset (item, 0, sizeof (*item));
   for (;;) {
-    Pending *p = g_queue_pop_head (&client->pending);
+    Pending *p = pending_take_locked (client, NULL);
 
     if (p != NULL) {
       st = p->status;
@@ -602,7 +668,6 @@ wait_copy_locked (CudaIpcClient * client, CudaIpcClientItem * item,
     gint64 deadline, GError ** error)
 {
   CudaIpcClientStatus st;
-  Pending *p;
 
   if (item->frame.ordering == NULL)
     return CUDAIPC_CLIENT_OK;
@@ -619,16 +684,12 @@ wait_copy_locked (CudaIpcClient * client, CudaIpcClientItem * item,
   switch (st) {
     case CUDAIPC_CLIENT_TIMEOUT:
     case CUDAIPC_CLIENT_CANCELLED:
-      p = g_new0 (Pending, 1);
-      p->status = CUDAIPC_CLIENT_OK;
-      p->item = *item;
-      memset (item, 0, sizeof (*item));
-      g_queue_push_head (&client->pending, p);
+      pending_push_locked (client, TRUE, CUDAIPC_CLIENT_OK, item, NULL);
       break;
     case CUDAIPC_CLIENT_CLOSED:
     case CUDAIPC_CLIENT_ERROR:
       /* read behind a frame that cannot go out: the connection is gone */
-      g_queue_clear_full (&client->pending, pending_free);
+      pending_clear_locked (client);
       break;
     case CUDAIPC_CLIENT_OK:
       break;
@@ -707,7 +768,7 @@ cudaipc_client_disconnect (CudaIpcClient * client, CudaIpcByeReason reason,
 
   g_mutex_lock (&client->reader_lock);
   /* what was read and not handed out: the releases send nothing now */
-  g_queue_clear_full (&client->pending, pending_free);
+  pending_clear_locked (client);
   give_right_locked (client);
   g_mutex_unlock (&client->reader_lock);
 }

@@ -22,7 +22,10 @@
  * beyond max-held are released at once and counted as dropped; empty frames
  * are released at once. Anything the producer gets wrong sends BYE
  * (PROTOCOL) with the reason, closes the connection and fails with a
- * CUDAIPC_ERROR_PROTOCOL error that names the socket.
+ * CUDAIPC_ERROR_PROTOCOL error that names the socket. What is read ahead
+ * of the caller (while it is busy, or behind a late frame) is bounded: at
+ * most 256 items and 1 MiB of the messages they came in are queued, and
+ * past that the socket holds the producer back.
  *
  * Threads: connect(), receive() and disconnect() belong to one thread at a
  * time (the streaming thread; start/stop in the state-change thread while

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * elements suite: cuipcsrc against a producer that breaks the rules on
- * time, played by hand in this process (connection.h, ring.h and
- * fence-page.h over the host backend) on a thread of its own:
+ * time or on volume, played by hand in this process (connection.h,
+ * ring.h and fence-page.h over the host backend) on a thread of its own:
  *
  *  - a FRAME whose fence word never comes: set_state (NULL) returns
  *    within 0.5 s while the source waits on it (the protocol's own limit
- *    for that frame is 2 s).
+ *    for that frame is 2 s);
+ *  - a FRAME published long ago, then EVENTs as fast as the socket takes
+ *    them for 2 s: the frame goes out long before the flood ends, and
+ *    the source's memory stays within 100 MB of where it was.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <gst/check/gstcheck.h>
 
@@ -23,10 +29,13 @@
 #define W 64
 #define H 4
 #define GEN 1
+#define FLOOD_EVENTS 100000
+#define FLOOD_US (2 * G_USEC_PER_SEC)
 
 typedef enum
 {
   UNFINISHED,                   /* the frame's fence word never comes */
+  FLOOD,                        /* a late frame, then a flood of EVENTs */
 } Mode;
 
 typedef struct
@@ -38,6 +47,9 @@ typedef struct
   GMutex lock;
   GCond cond;
   gint64 sent_at;               /* the FRAME went out (monotonic us) */
+  guint events;                 /* EVENTs sent */
+  gint64 flood_ended;
+  gint64 got_at;                /* the consumer's sink got the frame */
 } FakeProducer;
 
 static FakeProducer *fake;
@@ -46,6 +58,51 @@ static void
 send_or_die (CudaIpcConn * conn, const CudaIpcMsg * msg)
 {
   g_assert_cmpint (cudaipc_conn_send (conn, msg), ==, 0);
+}
+
+/* Custom events of about 4 KB, of many small fields, as many as the
+ * socket takes, up to FLOOD_EVENTS or for FLOOD_US. */
+static void
+flood (FakeProducer * p, CudaIpcConn * conn)
+{
+  GString *structure = g_string_new ("flood");
+  gint64 until = g_get_monotonic_time () + FLOOD_US;
+  struct timeval tv = { 0, 100 * 1000 };
+  int fd = cudaipc_conn_get_fd (conn);
+  int sndbuf = 4 << 20;
+  CudaIpcMsg msg;
+  guint n = 0;
+
+  for (guint i = 0; structure->len < 4000; i++)
+    g_string_append_printf (structure, ", f%u=(int)%u", i, i);
+  /* blocking sends, each a while at most, so that the flood knows when
+   * to end; a socket buffer that a moment's stall of this thread does
+   * not leave empty (the most an unprivileged process may ask for,
+   * usually) */
+  g_assert_cmpint (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+          sizeof (tv)), ==, 0);
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof (sndbuf));
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+  msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+  msg.u.event.structure = structure->str;
+  while (n < FLOOD_EVENTS && g_get_monotonic_time () < until) {
+    gint r = cudaipc_conn_send (conn, &msg);
+
+    if (r == -EAGAIN)
+      continue;
+    if (r < 0)
+      break;
+    n++;
+  }
+  tv.tv_usec = 0;
+  g_assert_cmpint (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+          sizeof (tv)), ==, 0);
+  g_string_free (structure, TRUE);
+  g_mutex_lock (&p->lock);
+  p->events = n;
+  p->flood_ended = g_get_monotonic_time ();
+  g_mutex_unlock (&p->lock);
 }
 
 /* Runs on its own thread: g_assert, not fail_unless. */
@@ -79,7 +136,8 @@ producer_thread (gpointer data)
   msg.u.hello.pid = getpid ();
   msg.u.hello.name = "fake-producer";
   send_or_die (conn, &msg);
-  /* the rest goes at once, the consumer's HELLO left in the socket */
+  /* the rest goes at once, the consumer's HELLO left in the socket: by
+   * the time the consumer reads the FRAME, the flood behind it is there */
 
   cudaipc_msg_init (&msg, CUDAIPC_MSG_RING);
   msg.u.ring.generation = GEN;
@@ -122,7 +180,10 @@ producer_thread (gpointer data)
   msg.u.frame.dts = GST_CLOCK_TIME_NONE;
   msg.u.frame.duration = GST_SECOND / 30;
   msg.u.frame.size = W * H;
-  msg.u.frame.publish_time = (guint64) g_get_monotonic_time () * 1000;
+  /* a flood comes behind a frame old enough to be checked before it goes
+   * out */
+  msg.u.frame.publish_time = (guint64) g_get_monotonic_time () * 1000 -
+      (p->mode == FLOOD ? 2 * GST_SECOND : 0);
   msg.u.frame.clock_time = GST_CLOCK_TIME_NONE;
   msg.u.frame.n_planes = 1;
   msg.u.frame.planes[0].stride = W;
@@ -131,6 +192,9 @@ producer_thread (gpointer data)
   p->sent_at = g_get_monotonic_time ();
   g_cond_broadcast (&p->cond);
   g_mutex_unlock (&p->lock);
+
+  if (p->mode == FLOOD)
+    flood (p, conn);
 
   /* until the consumer leaves */
   while (cudaipc_conn_wait (conn, 10000) == 1 &&
@@ -227,6 +291,77 @@ GST_START_TEST (test_stop_while_frame_unfinished)
 
 GST_END_TEST;
 
+static guint64
+rss_kib (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *at;
+
+  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  at = strstr (status, "VmRSS:");
+  fail_unless (at != NULL);
+  return g_ascii_strtoull (at + 6, NULL, 10);
+}
+
+static void
+on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
+{
+  g_mutex_lock (&fake->lock);
+  if (fake->got_at == 0)
+    fake->got_at = g_get_monotonic_time ();
+  g_mutex_unlock (&fake->lock);
+}
+
+/* A late frame with a flood of events behind it goes out without the
+ * source reading the whole flood first, and its memory stays bounded. */
+GST_START_TEST (test_late_frame_before_flood)
+{
+  GstElement *pipe, *sink;
+  guint64 before, peak, now;
+  gint64 sent_at, flood_ended, got_at;
+  guint events;
+
+  before = rss_kib ();
+  fake_start (FLOOD);
+  pipe = consumer ("fakesink name=sink signal-handoffs=true");
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), NULL);
+  gst_object_unref (sink);
+  sent_at = fake_wait_sent ();
+
+  peak = before;
+  for (;;) {
+    g_usleep (20 * 1000);
+    now = rss_kib ();
+    peak = MAX (peak, now);
+    g_mutex_lock (&fake->lock);
+    flood_ended = fake->flood_ended;
+    got_at = fake->got_at;
+    g_mutex_unlock (&fake->lock);
+    if (flood_ended != 0 && got_at != 0)
+      break;
+    fail_unless (g_get_monotonic_time () < sent_at + 10 * G_USEC_PER_SEC,
+        "no frame after 10 s");
+  }
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  g_mutex_lock (&fake->lock);
+  events = fake->events;
+  g_mutex_unlock (&fake->lock);
+
+  g_print ("producer-faults: a late frame before %u events (a flood of %"
+      G_GINT64_FORMAT " ms): out after %" G_GINT64_FORMAT " ms; RSS %"
+      G_GUINT64_FORMAT " -> peak %" G_GUINT64_FORMAT " KiB\n", events,
+      (flood_ended - sent_at) / 1000, (got_at - sent_at) / 1000, before, peak);
+  fail_unless (got_at - sent_at < 1 * G_USEC_PER_SEC, "the frame went out "
+      "after %" G_GINT64_FORMAT " us", got_at - sent_at);
+  fail_unless (peak < before + 100 * 1024 + CUDAIPC_TEST_RSS_SLACK_KIB,
+      "RSS grew from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " KiB",
+      before, peak);
+}
+
+GST_END_TEST;
+
 static Suite *
 producer_faults_suite (void)
 {
@@ -235,6 +370,7 @@ producer_faults_suite (void)
 
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_stop_while_frame_unfinished);
+  tcase_add_test (tc, test_late_frame_before_flood);
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <glib/gstdio.h>
@@ -1615,6 +1616,180 @@ GST_START_TEST (test_caps_nesting_flood)
 
 GST_END_TEST;
 
+/* The producer's side of a flood: EVENTs of @bytes (custom, of many small
+ * fields), as many as the socket takes, up to FLOOD_EVENTS or for 2 s, or
+ * until the consumer leaves. */
+#define FLOOD_EVENTS 100000
+
+typedef struct
+{
+  guint bytes;
+  guint sent;
+  gint64 ended;
+} Flood;
+
+static gchar *
+flood_structure (guint bytes)
+{
+  GString *s = g_string_new ("flood");
+
+  for (guint i = 0; s->len + 24 < bytes; i++)
+    g_string_append_printf (s, ", f%u=(int)%u", i, i);
+  return g_string_free (s, FALSE);
+}
+
+static gpointer
+flood_events (gpointer data)
+{
+  Flood *f = data;
+  g_autofree gchar *structure = flood_structure (f->bytes);
+  gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
+  struct timeval tv = { 0, 100 * 1000 };
+  int fd = cudaipc_conn_get_fd (prod->conn);
+  int sndbuf = 4 << 20;
+  CudaIpcMsg msg;
+
+  /* blocking sends, each a while at most, so that the flood knows when
+   * to end; a socket buffer that a moment's stall of this thread does
+   * not leave empty (the most an unprivileged process may ask for,
+   * usually) */
+  g_assert_cmpint (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+          sizeof (tv)), ==, 0);
+  setsockopt (fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof (sndbuf));
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+  msg.u.event.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+  msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+  msg.u.event.structure = structure;
+  while (g_atomic_int_get (&f->sent) < FLOOD_EVENTS &&
+      g_get_monotonic_time () < until) {
+    gint r = cudaipc_conn_send (prod->conn, &msg);
+
+    if (r == -EAGAIN)
+      continue;
+    if (r < 0)
+      break;
+    g_atomic_int_inc (&f->sent);
+  }
+  tv.tv_usec = 0;
+  g_assert_cmpint (setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+          sizeof (tv)), ==, 0);
+  f->ended = g_get_monotonic_time ();
+  return NULL;
+}
+
+/* A frame published long ago, then a flood of EVENTs that keeps the
+ * socket full: the consumer reads ahead of the frame a bounded amount,
+ * with memory bounded too, and hands the frame out long before the flood
+ * ends; every event comes after it, none lost. */
+GST_START_TEST (test_late_frame_before_flood)
+{
+  guint64 now = (guint64) g_get_monotonic_time () * 1000;
+  guint64 before, at_frame, peak;
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  GError *err = NULL;
+  Flood flood = { 4000, };
+  guint events = 0;
+  gint64 t0, took;
+  CudaIpcMsg msg;
+  GThread *t;
+
+  connect_ok ();
+  send_stream_start (2);
+  fill_slot (0, 1);
+  frame_msg (0, 1, &msg);
+  msg.u.frame.publish_time = now - 2 * GST_SECOND;
+  psend (&msg);
+
+  before = rss_kib ();
+  t = g_thread_new ("flood", flood_events, &flood);
+  /* the socket full behind the frame before the consumer reads it */
+  while (g_atomic_int_get (&flood.sent) < 20)
+    g_usleep (1000);
+  t0 = g_get_monotonic_time ();
+  st = cudaipc_client_receive (client, &item, &err);
+  took = g_get_monotonic_time () - t0;
+  at_frame = peak = rss_kib ();
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_OK);
+  fail_unless (err == NULL, "%s", err ? err->message : "");
+  fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_FRAME);
+  fail_unless_equals_uint64 (item.frame.msg.seq, 1);
+  assert_content (item.frame.memory, 1);
+  cudaipc_client_item_clear (&item);
+
+  /* the rest of the flood, in order, at the consumer's pace */
+  while ((st = cudaipc_client_receive_until (client, &item,
+              g_get_monotonic_time () + 500 * 1000, NULL)) ==
+      CUDAIPC_CLIENT_OK) {
+    fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_EVENT);
+    cudaipc_client_item_clear (&item);
+    if (++events % 1000 == 0)
+      peak = MAX (peak, rss_kib ());
+  }
+  g_thread_join (t);
+  peak = MAX (peak, rss_kib ());
+  g_print ("libs-client: a late frame before a flood of %u events (%"
+      G_GINT64_FORMAT " ms): out after %" G_GINT64_FORMAT " ms; RSS %"
+      G_GUINT64_FORMAT " KiB, %" G_GUINT64_FORMAT " at the frame, peak %"
+      G_GUINT64_FORMAT "\n", flood.sent, (flood.ended - t0) / 1000,
+      took / 1000, before, at_frame, peak);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_TIMEOUT);
+  fail_unless_equals_int (events, flood.sent);
+  fail_unless (took < 500 * 1000, "the frame came after %" G_GINT64_FORMAT
+      " us", took);
+  fail_unless (peak < before + 100 * 1024 + CUDAIPC_TEST_RSS_SLACK_KIB,
+      "RSS grew from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " KiB",
+      before, peak);
+  expect_release (GEN, 0, 1);
+}
+
+GST_END_TEST;
+
+/* While the caller is away, the background reader queues a flood of the
+ * largest events for it up to a bound in bytes as well as in items (256
+ * of them, queued, took 34 MB). */
+GST_START_TEST (test_reader_queue_bounded)
+{
+  guint64 before, away;
+  CudaIpcClientItem item;
+  CudaIpcClientStatus st;
+  Flood flood = { CUDAIPC_MAX_STRING - 1, };
+  guint events = 0;
+  GThread *t;
+
+  connect_ok ();
+  send_stream_start (2);
+  send_frame (0, 1);
+  /* the first frame starts the background reader */
+  receive_frame (&item);
+  cudaipc_client_item_clear (&item);
+  expect_release (GEN, 0, 1);
+
+  before = rss_kib ();
+  t = g_thread_new ("flood", flood_events, &flood);
+  /* away for longer than the reader takes to fill its queue */
+  g_usleep (G_USEC_PER_SEC);
+  away = rss_kib ();
+  while ((st = cudaipc_client_receive_until (client, &item,
+              g_get_monotonic_time () + 500 * 1000, NULL)) ==
+      CUDAIPC_CLIENT_OK) {
+    fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_EVENT);
+    cudaipc_client_item_clear (&item);
+    events++;
+  }
+  g_thread_join (t);
+  g_print ("libs-client: the caller away 1 s in a flood of %u events of %u "
+      "bytes: RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT " KiB\n",
+      flood.sent, flood.bytes, before, away);
+  fail_unless_equals_int (st, CUDAIPC_CLIENT_TIMEOUT);
+  fail_unless_equals_int (events, flood.sent);
+  fail_unless (away < before + 16 * 1024 + CUDAIPC_TEST_RSS_SLACK_KIB,
+      "RSS grew from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " KiB",
+      before, away);
+}
+
+GST_END_TEST;
+
 /* A hostile producer */
 
 GST_START_TEST (test_ring_generation_not_newer)
@@ -1973,6 +2148,8 @@ client_suite (void)
   tcase_add_test (tc, test_late_frames_behind_drop_discarded);
   tcase_add_test (tc, test_late_frames_kept_at_normal_stop);
   tcase_add_test (tc, test_fresh_frames_kept_at_drop);
+  tcase_add_test (tc, test_late_frame_before_flood);
+  tcase_add_test (tc, test_reader_queue_bounded);
   tcase_add_test (tc, test_producer_hangs_up);
   tcase_add_test (tc, test_cancel_receive);
   tcase_add_test (tc, test_caps_fixed_only);
