@@ -4,6 +4,11 @@
  * statuses and error strings over the consumer's core (reader.h), which
  * cuipcsrc uses too: the same connection and reconnection rules, the
  * same texts.
+ *
+ * Threads: the reader's next() belongs to one thread at a time, so the
+ * consumer's next() runs under its lock, and a second thread waits there
+ * for its turn; free() ends a wait in flight (the reader's cancel) and
+ * frees once every call has returned (api-guard.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -17,6 +22,7 @@
 #include "api/cudaipc.h"
 
 #include "api/api-annotations.h"
+#include "api/api-guard.h"
 #include "ring/block.h"
 #include "consumer/reader.h"
 #include "common/error.h"
@@ -32,6 +38,8 @@ typedef struct
 
 struct cudaipc_consumer
 {
+  CudaIpcApiGuard guard;        /* free() waits for the calls in flight */
+  GMutex lock;                  /* one next() at a time: the fields below */
   CudaIpcReader *reader;
   Shared *shared;
   gchar *error;
@@ -104,6 +112,8 @@ cudaipc_consumer_new (const char *socket_path,
       g_strdup_printf ("cudaipc-%d", (int) getpid ());
 
   c = g_new0 (cudaipc_consumer, 1);
+  cudaipc_api_guard_init (&c->guard);
+  g_mutex_init (&c->lock);
   c->error = g_strdup ("");
   c->shared = g_new0 (Shared, 1);
   c->shared->refs = 1;
@@ -217,16 +227,17 @@ frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
   return f;
 }
 
-cudaipc_status
-cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
-    cudaipc_frame ** frame)
+/* next() under the consumer's lock. */
+static cudaipc_status
+next_locked (cudaipc_consumer * c, uint32_t timeout_ms, cudaipc_frame ** frame)
 {
   gint64 deadline;
   guint limit;
 
-  if (c == NULL || frame == NULL)
-    return CUDAIPC_STATUS_INVALID;
-  *frame = NULL;
+  /* a thread that waited for its turn while free() began */
+  if (cudaipc_api_guard_closing (&c->guard))
+    return fail (c, CUDAIPC_STATUS_CANCELLED, g_strdup ("cancelled: the "
+            "consumer is being freed"));
   if (c->eos)
     return fail (c, CUDAIPC_STATUS_EOS, g_strdup_printf ("The producer on "
             "%s ended its stream", cudaipc_reader_get_path (c->reader)));
@@ -289,6 +300,24 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
   }
 }
 
+cudaipc_status
+cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
+    cudaipc_frame ** frame)
+{
+  cudaipc_status st;
+
+  if (c == NULL || frame == NULL)
+    return CUDAIPC_STATUS_INVALID;
+  *frame = NULL;
+  if (!cudaipc_api_guard_enter (&c->guard))
+    return CUDAIPC_STATUS_CANCELLED;
+  g_mutex_lock (&c->lock);
+  st = next_locked (c, timeout_ms, frame);
+  g_mutex_unlock (&c->lock);
+  cudaipc_api_guard_leave (&c->guard);
+  return st;
+}
+
 const char *
 cudaipc_consumer_error (cudaipc_consumer * c)
 {
@@ -298,7 +327,13 @@ cudaipc_consumer_error (cudaipc_consumer * c)
 uint32_t
 cudaipc_consumer_held (cudaipc_consumer * c)
 {
-  return c ? (uint32_t) g_atomic_int_get (&c->shared->held) : 0;
+  uint32_t held;
+
+  if (c == NULL || !cudaipc_api_guard_enter (&c->guard))
+    return 0;
+  held = (uint32_t) g_atomic_int_get (&c->shared->held);
+  cudaipc_api_guard_leave (&c->guard);
+  return held;
 }
 
 uint64_t
@@ -306,17 +341,21 @@ cudaipc_consumer_dropped (cudaipc_consumer * c)
 {
   CudaIpcClientStats stats;
 
-  if (c == NULL)
+  if (c == NULL || !cudaipc_api_guard_enter (&c->guard))
     return 0;
   cudaipc_client_get_stats (cudaipc_reader_get_client (c->reader), &stats);
+  cudaipc_api_guard_leave (&c->guard);
   return stats.dropped;
 }
 
 void
 cudaipc_consumer_cancel (cudaipc_consumer * c)
 {
-  if (c)
-    cudaipc_reader_cancel (c->reader);
+  /* once free() began, it cancels */
+  if (c == NULL || !cudaipc_api_guard_enter (&c->guard))
+    return;
+  cudaipc_reader_cancel (c->reader);
+  cudaipc_api_guard_leave (&c->guard);
 }
 
 void
@@ -324,11 +363,18 @@ cudaipc_consumer_free (cudaipc_consumer * c)
 {
   if (c == NULL)
     return;
+  /* no call starts now; those in flight return (a next() that waits,
+   * CANCELLED), then the reader goes */
+  cudaipc_api_guard_close (&c->guard);
+  cudaipc_reader_cancel (c->reader);
+  cudaipc_api_guard_wait (&c->guard);
   cudaipc_reader_free (c->reader);
   shared_unref (c->shared);
   gst_clear_caps (&c->caps_seen);
   g_clear_pointer (&c->caps_str, g_ref_string_release);
   g_free (c->error);
+  g_mutex_clear (&c->lock);
+  cudaipc_api_guard_clear (&c->guard);
   g_free (c);
 }
 

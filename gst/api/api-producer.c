@@ -6,6 +6,13 @@
  * Each copy into a slot completes on the host before the frame is
  * published (ordering=host), so consumers need no fence for these
  * frames.
+ *
+ * Threads: the publisher's producer-thread calls (publish, send_event)
+ * come one at a time, so publish(), publish_annotated() and end() run
+ * under the producer's lock, which also keeps the frame it reuses, its
+ * count and its error text; cancel() flushes the publisher, which ends
+ * a wait for a slot; free() cancels and frees once every call has
+ * returned (api-guard.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -18,11 +25,16 @@
 #include "api/cudaipc.h"
 
 #include "api/api-annotations.h"
+#include "api/api-guard.h"
 #include "media/media.h"
 #include "producer/publisher.h"
 
 struct cudaipc_producer
 {
+  CudaIpcApiGuard guard;        /* free() waits for the calls in flight */
+  GMutex lock;                  /* one publish() or end() at a time: the
+                                 * frame, count and error */
+  gint cancelled;               /* atomic: cancel() */
   CudaIpcPublisher *publisher;
   GstVideoInfo info;
   GstClockTime duration;
@@ -76,6 +88,8 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
   GstCaps *caps;
   gboolean ok;
 
+  cudaipc_api_guard_init (&p->guard);
+  g_mutex_init (&p->lock);
   cudaipc_producer_options_init (&p->opts);
   /* a caller built against an older, shorter struct: what it has */
   if (options && options->struct_size >= G_STRUCT_OFFSET
@@ -145,14 +159,25 @@ fail (cudaipc_producer * p, cudaipc_status st, gchar * text)
 }
 
 static cudaipc_status
+cancelled (cudaipc_producer * p)
+{
+  return fail (p, CUDAIPC_STATUS_CANCELLED, g_strdup ("cancelled: the "
+          "producer is stopping"));
+}
+
+/* Under the producer's lock. */
+static cudaipc_status
 publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
     uint64_t pts, uint32_t timeout_ms, GstBuffer * metas)
 {
   g_autoptr (GError) err = NULL;
   CudaIpcPublisherFrame frame = { 0 };
   CudaIpcPublished out;
+  CudaIpcPublishResult res;
 
-  if (p == NULL || data == 0)
+  if (g_atomic_int_get (&p->cancelled))
+    return cancelled (p);
+  if (data == 0)
     return CUDAIPC_STATUS_INVALID;
   if (size != p->info.size)
     return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("a frame of %"
@@ -171,7 +196,11 @@ publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
   frame.on_device = on_device;
   frame.full_timeout_ms = timeout_ms;
   frame.all_metas = TRUE;
-  switch (cudaipc_publisher_publish (p->publisher, &frame, &out, &err)) {
+  res = cudaipc_publisher_publish (p->publisher, &frame, &out, &err);
+  /* a wait cancel() ended */
+  if (res != CUDAIPC_PUBLISH_OK && g_atomic_int_get (&p->cancelled))
+    return cancelled (p);
+  switch (res) {
     case CUDAIPC_PUBLISH_OK:
       p->count++;
       return fail (p, CUDAIPC_STATUS_OK, g_strdup (""));
@@ -196,7 +225,17 @@ cudaipc_status
 cudaipc_producer_publish (cudaipc_producer * p, uintptr_t data,
     uint64_t size, int on_device, uint64_t pts, uint32_t timeout_ms)
 {
-  return publish (p, data, size, on_device, pts, timeout_ms, NULL);
+  cudaipc_status st;
+
+  if (p == NULL)
+    return CUDAIPC_STATUS_INVALID;
+  if (!cudaipc_api_guard_enter (&p->guard))
+    return CUDAIPC_STATUS_CANCELLED;
+  g_mutex_lock (&p->lock);
+  st = publish (p, data, size, on_device, pts, timeout_ms, NULL);
+  g_mutex_unlock (&p->lock);
+  cudaipc_api_guard_leave (&p->guard);
+  return st;
 }
 
 cudaipc_status
@@ -205,32 +244,44 @@ cudaipc_producer_publish_annotated (cudaipc_producer * p, uintptr_t data,
     const cudaipc_region * regions, uint32_t n_regions,
     const cudaipc_object * objects, uint32_t n_objects)
 {
-  GstBuffer *metas;
+  GstBuffer *metas = NULL;
   gchar *why = NULL;
   cudaipc_status st;
 
-  if (p == NULL || (regions == NULL && n_regions > 0) ||
-      (objects == NULL && n_objects > 0))
+  if (p == NULL)
     return CUDAIPC_STATUS_INVALID;
+  if (!cudaipc_api_guard_enter (&p->guard))
+    return CUDAIPC_STATUS_CANCELLED;
+  g_mutex_lock (&p->lock);
+  if ((regions == NULL && n_regions > 0) || (objects == NULL && n_objects > 0))
+    st = CUDAIPC_STATUS_INVALID;
   /* what the frame's metadata cannot hold, before anything is made */
-  if (n_regions > CUDAIPC_MAX_METAS || n_objects > CUDAIPC_MAX_META_ITEMS)
-    return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("%u regions "
+  else if (n_regions > CUDAIPC_MAX_METAS || n_objects > CUDAIPC_MAX_META_ITEMS)
+    st = fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("%u regions "
             "and %u objects: a frame carries at most %d regions and %d "
             "objects", n_regions, n_objects, CUDAIPC_MAX_METAS,
             CUDAIPC_MAX_META_ITEMS));
-  metas = cudaipc_annotations_new (regions, n_regions, objects, n_objects,
-      &why);
-  if (metas == NULL)
-    return fail (p, CUDAIPC_STATUS_INVALID, why);
-  st = publish (p, data, size, on_device, pts, timeout_ms, metas);
-  gst_buffer_unref (metas);
+  else if ((metas = cudaipc_annotations_new (regions, n_regions, objects,
+              n_objects, &why)) == NULL)
+    st = fail (p, CUDAIPC_STATUS_INVALID, why);
+  else
+    st = publish (p, data, size, on_device, pts, timeout_ms, metas);
+  g_mutex_unlock (&p->lock);
+  cudaipc_api_guard_leave (&p->guard);
+  gst_clear_buffer (&metas);
   return st;
 }
 
 uint32_t
 cudaipc_producer_n_consumers (cudaipc_producer * p)
 {
-  return p ? cudaipc_publisher_get_n_clients (p->publisher) : 0;
+  uint32_t n;
+
+  if (p == NULL || !cudaipc_api_guard_enter (&p->guard))
+    return 0;
+  n = cudaipc_publisher_get_n_clients (p->publisher);
+  cudaipc_api_guard_leave (&p->guard);
+  return n;
 }
 
 void
@@ -239,9 +290,10 @@ cudaipc_producer_counts (cudaipc_producer * p, uint64_t * published,
 {
   CudaIpcPublisherStats st;
 
-  if (p == NULL)
+  if (p == NULL || !cudaipc_api_guard_enter (&p->guard))
     return;
   cudaipc_publisher_get_stats (p->publisher, &st);
+  cudaipc_api_guard_leave (&p->guard);
   if (published)
     *published = st.server.frames_published;
   if (dropped)
@@ -249,21 +301,59 @@ cudaipc_producer_counts (cudaipc_producer * p, uint64_t * published,
   cudaipc_publisher_stats_clear (&st);
 }
 
-cudaipc_status
-cudaipc_producer_end (cudaipc_producer * p)
+/* Under the producer's lock. */
+static cudaipc_status
+end (cudaipc_producer * p)
 {
   g_autoptr (GError) err = NULL;
-  GstEvent *eos = gst_event_new_eos ();
+  GstEvent *eos;
   gboolean ok;
 
-  if (p == NULL)
-    return CUDAIPC_STATUS_INVALID;
+  if (g_atomic_int_get (&p->cancelled))
+    return cancelled (p);
+  eos = gst_event_new_eos ();
   ok = cudaipc_publisher_send_event (p->publisher, eos, GST_CLOCK_TIME_NONE,
       &err);
   gst_event_unref (eos);
   if (!ok)
     return fail (p, CUDAIPC_STATUS_FAILED, g_strdup (err->message));
   return fail (p, CUDAIPC_STATUS_OK, g_strdup (""));
+}
+
+cudaipc_status
+cudaipc_producer_end (cudaipc_producer * p)
+{
+  cudaipc_status st;
+
+  if (p == NULL)
+    return CUDAIPC_STATUS_INVALID;
+  if (!cudaipc_api_guard_enter (&p->guard))
+    return CUDAIPC_STATUS_CANCELLED;
+  g_mutex_lock (&p->lock);
+  st = end (p);
+  g_mutex_unlock (&p->lock);
+  cudaipc_api_guard_leave (&p->guard);
+  return st;
+}
+
+/* The publisher's flushing ends every wait at once, and each later one;
+ * nothing unflushes it. */
+static void
+cancel (cudaipc_producer * p)
+{
+  g_atomic_int_set (&p->cancelled, 1);
+  if (p->publisher)
+    cudaipc_publisher_set_flushing (p->publisher, TRUE);
+}
+
+void
+cudaipc_producer_cancel (cudaipc_producer * p)
+{
+  /* once free() began, it cancels */
+  if (p == NULL || !cudaipc_api_guard_enter (&p->guard))
+    return;
+  cancel (p);
+  cudaipc_api_guard_leave (&p->guard);
 }
 
 const char *
@@ -277,8 +367,15 @@ cudaipc_producer_free (cudaipc_producer * p)
 {
   if (p == NULL)
     return;
+  /* no call starts now; those in flight return (a publish() that waits
+   * for a slot, CANCELLED), then the publisher goes */
+  cudaipc_api_guard_close (&p->guard);
+  cancel (p);
+  cudaipc_api_guard_wait (&p->guard);
   cudaipc_publisher_free (p->publisher);
   gst_clear_buffer (&p->frame);
   g_free (p->error);
+  g_mutex_clear (&p->lock);
+  cudaipc_api_guard_clear (&p->guard);
   g_free (p);
 }

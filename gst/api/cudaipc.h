@@ -48,13 +48,30 @@
  * and cudaipc_producer_error() give the text of the last failure, in the
  * elements' words ("No producer on PATH after N ms", "The producer on PATH
  * refused this consumer: ...", "Lost the producer on PATH: ..."). Texts are
- * valid until the next call on the object.
+ * valid until the next call of next(), publish(), publish_annotated() or
+ * end() on the object.
  *
- * Threads: an object is used by one thread at a time, but
- * cudaipc_consumer_cancel(), which any thread (a signal handler's thread,
- * say) may call to make a waiting next() return CUDAIPC_STATUS_CANCELLED.
- * Frames may be released from any thread, before or after their consumer
- * is freed.
+ * Threads: any thread may call on an object, and several at once.
+ *  - A consumer's next() calls take turns: a second one waits until the
+ *    first returned (the frames go to whichever comes first), so two
+ *    threads never read one connection at once. held(), dropped() and
+ *    cancel() run at once from any thread, cancel() making a waiting
+ *    next() return CUDAIPC_STATUS_CANCELLED (and every later one).
+ *  - A producer's publish(), publish_annotated() and end() take turns the
+ *    same way; n_consumers(), counts() and cancel() run at once, cancel()
+ *    ending a wait for a free slot with CUDAIPC_STATUS_CANCELLED (and
+ *    every later publish()).
+ *  - error() gives what the last of those calls left: where threads
+ *    share an object's next() or publish(), read it under a lock of the
+ *    program's own held across the call and error() (the Python package
+ *    does), or it may be another thread's text.
+ *  - free() may come while other threads are in calls on the object: it
+ *    cancels what waits, waits until every call in flight returned, then
+ *    frees. A call that starts once free() began returns at once
+ *    (CUDAIPC_STATUS_CANCELLED, or 0); none may start after it returned.
+ *  - Frames may be released from any thread, before or after their
+ *    consumer is freed; a frame's getters may run in several threads at
+ *    once, but not after its last release.
  *
  * Never fork() after CUDA is initialised in a process (the cuda backend):
  * spawn and exec a helper instead.
@@ -76,7 +93,7 @@ extern "C" {
 #endif
 
 /* The library's interface version: grows when something is added. */
-#define CUDAIPC_API_VERSION 2
+#define CUDAIPC_API_VERSION 3
 
 typedef enum
 {
@@ -87,7 +104,7 @@ typedef enum
   CUDAIPC_STATUS_REFUSED = 4,   /* the producer refused this consumer */
   CUDAIPC_STATUS_PRODUCER_LOST = 5,     /* it went away, reconnect unset */
   CUDAIPC_STATUS_TOO_MANY_HELD = 6,     /* max_held frames are held */
-  CUDAIPC_STATUS_CANCELLED = 7, /* cudaipc_consumer_cancel() */
+  CUDAIPC_STATUS_CANCELLED = 7, /* cancel(), or free() in another thread */
   CUDAIPC_STATUS_INVALID = 8,   /* a bad argument or setting */
   CUDAIPC_STATUS_FAILED = 9,    /* anything else: see the error text */
 } cudaipc_status;
@@ -160,8 +177,12 @@ CUDAIPC_API uint32_t cudaipc_consumer_held (cudaipc_consumer * consumer);
  * the producer dropped this consumer behind. */
 CUDAIPC_API uint64_t cudaipc_consumer_dropped (cudaipc_consumer *
     consumer);
+/* Makes a next() that waits, in any thread, return
+ * CUDAIPC_STATUS_CANCELLED at once, and every later next(): for a program
+ * that stops. Any thread. */
 CUDAIPC_API void cudaipc_consumer_cancel (cudaipc_consumer * consumer);
-/* Says BYE to the producer; frames still held stay readable. */
+/* Says BYE to the producer; frames still held stay readable. A next() in
+ * another thread is cancelled first, and waited for (Threads, above). */
 CUDAIPC_API void cudaipc_consumer_free (cudaipc_consumer * consumer);
 
 #define CUDAIPC_MAX_PLANES_INFO 4
@@ -343,6 +364,12 @@ CUDAIPC_API void cudaipc_producer_counts (cudaipc_producer * producer,
 /* Ends the stream: consumers get EOS. */
 CUDAIPC_API cudaipc_status cudaipc_producer_end (cudaipc_producer * producer);
 CUDAIPC_API const char *cudaipc_producer_error (cudaipc_producer * producer);
+/* Makes a publish() that waits for a free slot, in any thread, return
+ * CUDAIPC_STATUS_CANCELLED at once, and every later publish() and end():
+ * for a program that stops. Any thread (version 3). */
+CUDAIPC_API void cudaipc_producer_cancel (cudaipc_producer * producer);
+/* A publish() in another thread is cancelled first, and waited for
+ * (Threads, above). */
 CUDAIPC_API void cudaipc_producer_free (cudaipc_producer * producer);
 
 #ifdef __cplusplus
