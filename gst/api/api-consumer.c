@@ -75,7 +75,8 @@ ensure_gst (GError ** error)
 void
 cudaipc_consumer_options_init (cudaipc_consumer_options * o)
 {
-  g_return_if_fail (o != NULL);
+  if (o == NULL)
+    return;
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
   o->device_id = CUDAIPC_READER_DEFAULT_DEVICE_ID;
@@ -306,13 +307,18 @@ cudaipc_consumer_next (cudaipc_consumer * c, uint32_t timeout_ms,
 {
   cudaipc_status st;
 
-  if (c == NULL || frame == NULL)
+  if (frame != NULL)
+    *frame = NULL;
+  if (c == NULL)
     return CUDAIPC_STATUS_INVALID;
-  *frame = NULL;
   if (!cudaipc_api_guard_enter (&c->guard))
     return CUDAIPC_STATUS_CANCELLED;
   g_mutex_lock (&c->lock);
-  st = next_locked (c, timeout_ms, frame);
+  if (frame == NULL)
+    st = fail (c, CUDAIPC_STATUS_INVALID, g_strdup ("next() needs a place "
+            "for the frame"));
+  else
+    st = next_locked (c, timeout_ms, frame);
   g_mutex_unlock (&c->lock);
   cudaipc_api_guard_leave (&c->guard);
   return st;
@@ -548,8 +554,8 @@ cudaipc_frame_get_object (const cudaipc_frame * f, uint32_t index,
 cudaipc_frame *
 cudaipc_frame_ref (cudaipc_frame * f)
 {
-  g_return_val_if_fail (f != NULL, NULL);
-
+  if (f == NULL)
+    return NULL;
   g_atomic_int_inc (&f->refs);
   return f;
 }

@@ -50,7 +50,8 @@ static GPrivate last_error = G_PRIVATE_INIT (g_free);
 void
 cudaipc_producer_options_init (cudaipc_producer_options * o)
 {
-  g_return_if_fail (o != NULL);
+  if (o == NULL)
+    return;
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
   o->backend = CUDAIPC_PUBLISHER_DEFAULT_BACKEND == CUDAIPC_BACKEND_HOST ?
@@ -178,7 +179,8 @@ publish (cudaipc_producer * p, uintptr_t data, uint64_t size, int on_device,
   if (g_atomic_int_get (&p->cancelled))
     return cancelled (p);
   if (data == 0)
-    return CUDAIPC_STATUS_INVALID;
+    return fail (p, CUDAIPC_STATUS_INVALID, g_strdup ("no frame to publish "
+            "(its data is NULL)"));
   if (size != p->info.size)
     return fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("a frame of %"
             G_GUINT64_FORMAT " bytes, where the caps' frames have %"
@@ -254,7 +256,9 @@ cudaipc_producer_publish_annotated (cudaipc_producer * p, uintptr_t data,
     return CUDAIPC_STATUS_CANCELLED;
   g_mutex_lock (&p->lock);
   if ((regions == NULL && n_regions > 0) || (objects == NULL && n_objects > 0))
-    st = CUDAIPC_STATUS_INVALID;
+    st = fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("%u regions "
+            "and %u objects: a count above 0 needs its array, not NULL",
+            n_regions, n_objects));
   /* what the frame's metadata cannot hold, before anything is made */
   else if (n_regions > CUDAIPC_MAX_METAS || n_objects > CUDAIPC_MAX_META_ITEMS)
     st = fail (p, CUDAIPC_STATUS_INVALID, g_strdup_printf ("%u regions "
@@ -290,6 +294,10 @@ cudaipc_producer_counts (cudaipc_producer * p, uint64_t * published,
 {
   CudaIpcPublisherStats st;
 
+  if (published)
+    *published = 0;
+  if (dropped)
+    *dropped = 0;
   if (p == NULL || !cudaipc_api_guard_enter (&p->guard))
     return;
   cudaipc_publisher_get_stats (p->publisher, &st);

@@ -49,7 +49,9 @@
  * elements' words ("No producer on PATH after N ms", "The producer on PATH
  * refused this consumer: ...", "Lost the producer on PATH: ..."). Texts are
  * valid until the next call of next(), publish(), publish_annotated() or
- * end() on the object.
+ * end() on the object. Every call checks its arguments before it uses
+ * them: a NULL object is CUDAIPC_STATUS_INVALID (0 or nothing for those
+ * that return no status), as is a NULL frame or info, data or array.
  *
  * Threads: any thread may call on an object, and several at once.
  *  - A consumer's next() calls take turns: a second one waits until the

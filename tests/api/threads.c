@@ -290,6 +290,73 @@ GST_START_TEST (test_producer_freed_while_waiting)
 
 GST_END_TEST;
 
+/* NULL objects and arguments, before anything is used */
+GST_START_TEST (test_null_arguments)
+{
+  cudaipc_frame *f = (cudaipc_frame *) 0x1;
+  cudaipc_frame_info info = { sizeof (info), };
+  cudaipc_plane plane;
+  cudaipc_region region;
+  cudaipc_object object;
+  uint64_t published = 1, dropped = 1;
+  cudaipc_producer *p;
+  guint8 *frame = g_malloc0 (SIZE);
+
+  cudaipc_consumer_options_init (NULL);
+  cudaipc_producer_options_init (NULL);
+  fail_unless (cudaipc_consumer_new (NULL, NULL) == NULL);
+  fail_unless_equals_int (cudaipc_consumer_next (NULL, 0, &f),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (f == NULL);
+  fail_unless (cudaipc_consumer_error (NULL) != NULL);
+  fail_unless_equals_int (cudaipc_consumer_held (NULL), 0);
+  fail_unless_equals_uint64 (cudaipc_consumer_dropped (NULL), 0);
+  cudaipc_consumer_cancel (NULL);
+  cudaipc_consumer_free (NULL);
+  fail_unless_equals_int (cudaipc_frame_get_info (NULL, &info),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless_equals_int (cudaipc_frame_get_plane (NULL, 0, &plane),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless_equals_int (cudaipc_frame_get_region (NULL, 0, &region),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless_equals_int (cudaipc_frame_get_object (NULL, 0, &object),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (cudaipc_frame_ref (NULL) == NULL);
+  cudaipc_frame_release (NULL);
+  fail_unless (cudaipc_frame_to_dlpack (NULL, 0) == NULL);
+
+  fail_unless (cudaipc_producer_new (NULL, CAPS, NULL) == NULL);
+  fail_unless (cudaipc_producer_new (sock, NULL, NULL) == NULL);
+  fail_unless_equals_int (cudaipc_producer_publish (NULL, (uintptr_t) frame,
+          SIZE, 0, 0, 0), CUDAIPC_STATUS_INVALID);
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (NULL,
+          (uintptr_t) frame, SIZE, 0, 0, 0, NULL, 0, NULL, 0),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless_equals_int (cudaipc_producer_n_consumers (NULL), 0);
+  cudaipc_producer_counts (NULL, &published, &dropped);
+  fail_unless_equals_uint64 (published, 0);
+  fail_unless_equals_uint64 (dropped, 0);
+  fail_unless_equals_int (cudaipc_producer_end (NULL),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (cudaipc_producer_error (NULL) != NULL);
+  cudaipc_producer_cancel (NULL);
+  cudaipc_producer_free (NULL);
+
+  /* a producer's NULL data and arrays, each with its reason */
+  p = producer ();
+  fail_unless_equals_int (cudaipc_producer_publish (p, 0, SIZE, 0, 0, 0),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (p), "NULL") != NULL);
+  fail_unless_equals_int (cudaipc_producer_publish_annotated (p,
+          (uintptr_t) frame, SIZE, 0, 0, 0, NULL, 2, NULL, 0),
+      CUDAIPC_STATUS_INVALID);
+  fail_unless (strstr (cudaipc_producer_error (p), "NULL") != NULL);
+  cudaipc_producer_free (p);
+  g_free (frame);
+}
+
+GST_END_TEST;
+
 static Suite *
 api_threads_suite (void)
 {
@@ -302,6 +369,7 @@ api_threads_suite (void)
   tcase_add_test (tc, test_producer_publish_from_threads);
   tcase_add_test (tc, test_producer_cancelled_while_waiting);
   tcase_add_test (tc, test_producer_freed_while_waiting);
+  tcase_add_test (tc, test_null_arguments);
   return s;
 }
 
