@@ -31,10 +31,18 @@ Publish frames that ``cuipcsrc`` pipelines read::
 Errors are exceptions with the words of the GStreamer elements' errors:
 :class:`NoProducer`, :class:`Refused`, :class:`ProducerLost`,
 :class:`FrameTimeout`, :class:`TooManyFramesHeld`.
+
+Any thread may use any object. A consumer's ``next_frame()`` calls take
+turns, and so do a producer's ``publish()`` and ``end()``; the rest run
+at once. ``close()`` cancels a call in flight in another thread (it
+raises :class:`Cancelled`), waits for it, then frees; a closed consumer
+or producer raises ``ValueError``. A frame may be read by several threads
+and closed by any.
 """
 
 import ctypes
 import struct
+import threading
 import warnings
 
 from . import _dlpack
@@ -80,7 +88,8 @@ class TooManyFramesHeld(Error):
 
 
 class Cancelled(Error):
-    """Consumer.cancel() ended the wait."""
+    """Consumer.cancel(), or a close() in another thread, ended the wait
+    (of next_frame(), or of publish() for a free slot)."""
 
 
 class EndOfStream(Error):
@@ -121,6 +130,109 @@ class _Closing:
         self.close()
 
 
+class _Handle(_Closing):
+    """A libcudaipc object that threads share. Each call on it runs
+    between _enter() and _leave(); close() refuses new calls, ends the
+    waits of those in flight (_interrupt(), the library's cancel), waits
+    until they returned, and only then frees the object: no thread ever
+    calls with a freed pointer. The library serialises next() and
+    publish() itself; _turn serialises them here too, so that each call's
+    error text is read before another thread's call replaces it.
+
+    A signal handler runs in the main thread between two of its
+    bytecodes, maybe in the middle of a call on the object: its cancel()
+    or close() must not wait for that call. So _state's lock is
+    reentrant, and a close() in a thread that is itself in a call leaves
+    the freeing to that call's _leave().
+
+    The class attributes are what an object whose __init__ failed early
+    has: close() and __del__ find nothing to do."""
+
+    _ptr = None         # the library's object; None: closed or never made
+    _state = None       # a Condition over _ptr, _users and _closing
+    _users = None       # calls in flight: how many in each thread
+    _turn = None        # one next() or publish() at a time
+    _closing = False
+    _what = "object"
+
+    def _init_handle(self):
+        self._state = threading.Condition(threading.RLock())
+        self._users = {}
+        self._turn = threading.Lock()
+
+    def _enter(self):
+        """The library's object, for a call that _leave() ends."""
+        state = self._state
+        if state is None:
+            raise ValueError("the %s is closed" % self._what)
+        me = threading.get_ident()
+        with state:
+            if self._ptr is None or self._closing:
+                raise ValueError("the %s is closed" % self._what)
+            self._users[me] = self._users.get(me, 0) + 1
+            # read once counted: a close() in between (a signal
+            # handler's) freed it, else it waits for this call
+            ptr = self._ptr
+            if ptr is None:
+                self._leave()
+                raise ValueError("the %s is closed" % self._what)
+            return ptr
+
+    def _leave(self):
+        me = threading.get_ident()
+        with self._state:
+            n = self._users[me] - 1
+            if n:
+                self._users[me] = n
+            else:
+                del self._users[me]
+            if not self._users and self._closing:
+                self._free_now()
+
+    def _quick(self, call, default):
+        """@call(the object), for a call that never waits; @default once
+        closed."""
+        state = self._state
+        if state is None:
+            return default
+        with state:
+            if self._ptr is None or self._closing:
+                return default
+            return call(self._ptr)
+
+    def _interrupt(self, ptr):
+        raise NotImplementedError
+
+    def _free(self, ptr):
+        raise NotImplementedError
+
+    def _free_now(self):
+        """Under _state, no call in flight."""
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            self._free(ptr)
+            self._state.notify_all()
+
+    def close(self):
+        """Frees the library's object: a call in flight in another thread
+        is cancelled first (it raises Cancelled), and waited for. Any
+        thread, a signal handler's too; again is fine."""
+        state = self._state
+        if state is None:
+            return
+        with state:
+            if self._ptr is None:
+                return
+            if not self._closing:
+                self._closing = True
+                self._interrupt(self._ptr)
+            if not self._users:
+                self._free_now()
+            elif threading.get_ident() not in self._users:
+                state.wait_for(lambda: self._ptr is None)
+            # else this thread is in a call on the object (close() from a
+            # signal handler): that call frees it as it returns
+
 
 def _keeper(ptr):
     """A reference to frame @ptr in the library, as a capsule: the
@@ -136,7 +248,9 @@ class _Exporter:
     """What arrays of a frame, or of one of its planes, are made from.
     _view() is (frame, data, shape, strides in bytes, typestr), and raises
     once the frame is closed; _dl_source() is (frame, plane index or -1)
-    for __dlpack__.
+    for __dlpack__. Each runs under the frame's lock, which its close()
+    takes too: a thread that closes the frame never releases it under
+    another that reads it.
 
     Each kind of array holds the slot, not the Frame: a NumPy array's base
     is the frame's read-only buffer, which holds a reference in the
@@ -152,36 +266,44 @@ class _Exporter:
 
     @property
     def __array_interface__(self):
-        owner, data, shape, strides, typestr = self._view()
-        if owner._backend != _lib.BACKEND_HOST:
-            raise AttributeError("a frame of the cuda backend is in GPU "
-                                 "memory: use __cuda_array_interface__ or "
-                                 "__dlpack__")
-        return {"shape": shape, "typestr": typestr,
-                "data": owner._host_buffer(),
+        frame = self._dl_source()[0]
+        with frame._lock:
+            owner, data, shape, strides, typestr = self._view()
+            if owner._backend != _lib.BACKEND_HOST:
+                raise AttributeError("a frame of the cuda backend is in GPU "
+                                     "memory: use __cuda_array_interface__ "
+                                     "or __dlpack__")
+            buf = owner._host_buffer()
+        return {"shape": shape, "typestr": typestr, "data": buf,
                 "offset": data - owner.data_ptr, "strides": strides,
                 "version": 3}
 
     @property
     def __cuda_array_interface__(self):
-        owner, data, shape, strides, typestr = self._view()
-        if owner._backend != _lib.BACKEND_CUDA:
-            raise AttributeError("a frame of the host backend is in host "
-                                 "memory: use __array_interface__")
-        if self._cai is None:
-            self._cai = _keeper(owner._ptr)
+        frame = self._dl_source()[0]
+        with frame._lock:
+            owner, data, shape, strides, typestr = self._view()
+            if owner._backend != _lib.BACKEND_CUDA:
+                raise AttributeError("a frame of the host backend is in "
+                                     "host memory: use __array_interface__")
+            if self._cai is None:
+                self._cai = _keeper(owner._ptr)
         # complete when handed out: nothing to wait for
         return {"shape": shape, "typestr": typestr, "data": (data, True),
                 "strides": strides, "version": 3, "stream": None}
 
     def __dlpack_device__(self):
-        return self._view()[0]._dl_device
+        frame = self._dl_source()[0]
+        with frame._lock:
+            return self._view()[0]._dl_device
 
     def __dlpack__(self, stream=None, **kwargs):
         # the frame is complete: nothing to order on @stream. The tensor
         # holds the frame in the library, not here (_dlpack.py)
         frame, index = self._dl_source()
-        t = _to_dlpack(frame._ptr, index)
+        with frame._lock:
+            frame._check_open()
+            t = _to_dlpack(frame._ptr, index)
         if not t:
             raise NotImplementedError(frame._no_array(index))
         return _new_capsule(t, _CAPSULE_NAME, _CAPSULE_DESTRUCTOR)
@@ -206,13 +328,12 @@ class Plane(_Exporter):
         return (f,) + f._plane_geometry(self.index)
 
     def _dl_source(self):
-        f = self._frame
-        f._check_open()
-        return f, self.index
+        return self._frame, self.index
 
     @property
     def shape(self):
-        return self._view()[2]
+        with self._frame._lock:
+            return self._view()[2]
 
     def __repr__(self):
         return "<cudaipc.Plane %d of frame %d>" % (self.index,
@@ -354,7 +475,7 @@ def _caps_text(ptr):
 class Frame(_Exporter):
     """One frame: the producer's slot, read-only, held until released."""
 
-    __slots__ = ("_ptr", "_host", "_cai", "_closed", "_backend",
+    __slots__ = ("_lock", "_ptr", "_host", "_cai", "_closed", "_backend",
                  "_dl_device", "_planes", "_regions", "_objects", "_n_regions",
                  "_n_objects", "backend", "device_id", "width", "height",
                  "format", "caps", "plane_offsets", "plane_strides", "size",
@@ -365,6 +486,9 @@ class Frame(_Exporter):
                  "__dict__")
 
     def __init__(self, ptr):
+        # reentrant: a signal handler may close the frame in the middle
+        # of a read of it in the same thread
+        self._lock = threading.RLock()
         self._ptr = ptr
         self._host = None
         self._cai = None
@@ -427,14 +551,13 @@ class Frame(_Exporter):
         return bool(self.flags & (1 << 9))
 
     def _dl_source(self):
-        self._check_open()
         return self, -1
 
     def _host_buffer(self):
         """The frame's bytes as a read-only buffer that holds the frame in
         the library for as long as it lives: what NumPy arrays of the
         frame and its planes are made of (their base). The frame keeps it
-        until closed."""
+        until closed. Under the frame's lock, open."""
         buf = self._host
         if buf is None:
             raw = (ctypes.c_char * self.size).from_address(self.data_ptr)
@@ -448,7 +571,8 @@ class Frame(_Exporter):
 
     def _plane_geometry(self, index):
         """Plane @index: (data, shape, strides in bytes, typestr). Frames of
-        one layout share it: the library is asked once a layout."""
+        one layout share it: the library is asked once a layout. Under the
+        frame's lock, open."""
         g = self._planes
         if g is None:
             key = (self.format, self.width, self.height, self.plane_offsets,
@@ -493,13 +617,14 @@ class Frame(_Exporter):
     def regions(self):
         """The regions of interest the producer put on the frame."""
         if self._regions is None:
-            self._check_open()
             out = []
-            for i in range(self._n_regions):
-                r = _lib.Region()
-                if lib.cudaipc_frame_get_region(self._ptr, i,
-                                                ctypes.byref(r)) == 0:
-                    out.append(Region._from_c(r))
+            with self._lock:
+                self._check_open()
+                for i in range(self._n_regions):
+                    r = _lib.Region()
+                    if lib.cudaipc_frame_get_region(self._ptr, i,
+                                                    ctypes.byref(r)) == 0:
+                        out.append(Region._from_c(r))
             self._regions = out
         return self._regions
 
@@ -508,23 +633,25 @@ class Frame(_Exporter):
         """The object detections the producer put on the frame (empty
         where the library was built without gstreamer-analytics)."""
         if self._objects is None:
-            self._check_open()
             out = []
-            for i in range(self._n_objects):
-                o = _lib.Object()
-                if lib.cudaipc_frame_get_object(self._ptr, i,
-                                                ctypes.byref(o)) == 0:
-                    out.append(Object._from_c(o))
+            with self._lock:
+                self._check_open()
+                for i in range(self._n_objects):
+                    o = _lib.Object()
+                    if lib.cudaipc_frame_get_object(self._ptr, i,
+                                                    ctypes.byref(o)) == 0:
+                        out.append(Object._from_c(o))
             self._objects = out
         return self._objects
 
     def tobytes(self):
         """A copy of the frame's bytes (host backend)."""
-        self._check_open()
-        if self._backend != _lib.BACKEND_HOST:
-            raise ValueError("tobytes() of a frame in GPU memory: copy it "
-                             "with torch or cupy")
-        return ctypes.string_at(self.data_ptr, self.size)
+        with self._lock:
+            self._check_open()
+            if self._backend != _lib.BACKEND_HOST:
+                raise ValueError("tobytes() of a frame in GPU memory: copy "
+                                 "it with torch or cupy")
+            return ctypes.string_at(self.data_ptr, self.size)
 
     def close(self):
         """Lets the slot go, at once where no array made from the frame is
@@ -535,9 +662,11 @@ class Frame(_Exporter):
         self._release()
 
     def _release(self):
-        # the arrays hold references of their own: drop the frame's
-        self._host = None
-        ptr, self._ptr = self._ptr, None
+        # the arrays hold references of their own: drop the frame's, once
+        # no other thread reads it
+        with self._lock:
+            self._host = None
+            ptr, self._ptr = self._ptr, None
         if ptr is not None:
             lib.cudaipc_frame_release(ptr)
 
@@ -556,7 +685,7 @@ class Frame(_Exporter):
             " closed" if self._closed else "")
 
 
-class Consumer(_Closing):
+class Consumer(_Handle):
     """Reads the frames of the producer on @socket_path.
 
     Connects on the first frame, waiting up to @connect_timeout seconds
@@ -580,11 +709,13 @@ class Consumer(_Closing):
     _LEAKY = {"auto": _lib.LEAKY_AUTO, "none": _lib.LEAKY_NONE,
               "downstream": _lib.LEAKY_DOWNSTREAM}
 
+    _what = "consumer"
+
     def __init__(self, socket_path, *, name=None, device_id=0,
                  connect_timeout=10.0, reconnect=True, reconnect_timeout=None,
                  max_held=-1, peer_access=True, keep_all=False,
                  leaky="auto", timeout=None):
-        self._c = None
+        self._init_handle()
         if leaky not in self._LEAKY:
             raise ValueError("leaky must be one of %s, not %r" %
                              (", ".join(self._LEAKY), leaky))
@@ -604,9 +735,9 @@ class Consumer(_Closing):
         self._warned_drops = False
         self.timeout = timeout
         self.max_held = max_held
-        self._c = lib.cudaipc_consumer_new(socket_path.encode(),
-                                           ctypes.byref(o))
-        if not self._c:
+        self._ptr = lib.cudaipc_consumer_new(socket_path.encode(),
+                                             ctypes.byref(o))
+        if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
 
     def next_frame(self, timeout=None):
@@ -614,14 +745,20 @@ class Consumer(_Closing):
         as long as it takes); raises EndOfStream at the producer's end.
         Where it connects first, it waits for a producer as long as
         connect_timeout says (reconnect_timeout after a lost one), whatever
-        @timeout, and raises NoProducer past that."""
-        if not self._c:
-            raise ValueError("the consumer is closed")
-        ptr = ctypes.c_void_p()
-        st = lib.cudaipc_consumer_next(self._c, _ms(timeout),
-                                       ctypes.byref(ptr))
+        @timeout, and raises NoProducer past that. Any thread: calls from
+        several take turns, each frame going to one of them."""
+        c = self._enter()
+        try:
+            with self._turn:
+                ptr = ctypes.c_void_p()
+                st = lib.cudaipc_consumer_next(c, _ms(timeout),
+                                               ctypes.byref(ptr))
+                if st != _lib.STATUS_OK:
+                    text = lib.cudaipc_consumer_error(c).decode()
+        finally:
+            self._leave()
         if st != _lib.STATUS_OK:
-            _raise(st, lib.cudaipc_consumer_error(self._c).decode())
+            _raise(st, text)
         frame = Frame(ptr.value)
         if frame.dropped_before and not self._warned_drops:
             self._warned_drops = True
@@ -644,23 +781,22 @@ class Consumer(_Closing):
 
     @property
     def dropped(self):
-        """Frames dropped since it started (see @leaky)."""
-        return lib.cudaipc_consumer_dropped(self._c) if self._c else 0
+        """Frames dropped since it started (see @leaky); 0 once closed."""
+        return self._quick(lib.cudaipc_consumer_dropped, 0)
 
     @property
     def held(self):
-        """Frames held now (those closed whose arrays live included)."""
-        return lib.cudaipc_consumer_held(self._c) if self._c else 0
+        """Frames held now (those closed whose arrays live included); 0
+        once closed."""
+        return self._quick(lib.cudaipc_consumer_held, 0)
 
     def cancel(self):
-        """Makes a waiting next_frame() raise Cancelled (any thread)."""
-        if self._c:
-            lib.cudaipc_consumer_cancel(self._c)
+        """Makes a waiting next_frame() raise Cancelled, and every later
+        one (any thread)."""
+        self._quick(lib.cudaipc_consumer_cancel, None)
 
-    def close(self):
-        if self._c:
-            lib.cudaipc_consumer_free(self._c)
-            self._c = None
+    _interrupt = staticmethod(lambda ptr: lib.cudaipc_consumer_cancel(ptr))
+    _free = staticmethod(lambda ptr: lib.cudaipc_consumer_free(ptr))
 
 
 
@@ -703,7 +839,7 @@ def _from_interface(ai, on_device):
     return ai["data"][0], n, on_device, None
 
 
-class Producer(_Closing):
+class Producer(_Handle):
     """Publishes frames on @socket_path, which cuipcsrc pipelines read.
 
     @fmt, @width, @height and @fps make the caps (raw video; memory laid out
@@ -716,9 +852,12 @@ class Producer(_Closing):
     slowest as long as it takes, unless its own timeout says otherwise).
     """
 
+    _what = "producer"
+
     def __init__(self, socket_path, fmt, width, height, fps=30, *,
                  backend="cuda", device_id=0, ring_size=4, on_full="wait",
                  full_timeout=1.0, name=None, socket_mode=0o660, live=False):
+        self._init_handle()
         o = _lib.ProducerOptions()
         lib.cudaipc_producer_options_init(ctypes.byref(o))
         self._name = name.encode() if name else None
@@ -734,20 +873,22 @@ class Producer(_Closing):
         self.caps = ("video/x-raw, format=(string)%s, width=(int)%d, "
                      "height=(int)%d, framerate=(fraction)%d/1" %
                      (fmt, width, height, fps))
-        self._p = lib.cudaipc_producer_new(socket_path.encode(),
-                                           self.caps.encode(),
-                                           ctypes.byref(o))
-        if not self._p:
+        p = lib.cudaipc_producer_new(socket_path.encode(),
+                                     self.caps.encode(), ctypes.byref(o))
+        if not p:
             raise Error(lib.cudaipc_producer_last_error().decode())
+        self._ptr = p
 
     def publish(self, frame, pts=None, timeout=None, *, regions=(),
                 objects=()):
         """Copies @frame (an array, a tensor or a buffer) into a slot and
         publishes it, with @regions (:class:`Region`) and @objects
         (:class:`Object`) on it as GStreamer metas. Returns False when the
-        ring was full and it was dropped."""
+        ring was full and it was dropped. Any thread: calls from several
+        take turns."""
         ptr, size, on_device, keep = _memory_of(frame)
         pts = _NONE if pts is None else pts
+        rs = os_ = None
         if regions or objects:
             rs = (_lib.Region * max(len(regions), 1))()
             os_ = (_lib.Object * max(len(objects), 1))()
@@ -755,40 +896,62 @@ class Producer(_Closing):
                 r._to_c(c)
             for o, c in zip(objects, os_):
                 o._to_c(c)
-            st = lib.cudaipc_producer_publish_annotated(
-                self._p, ptr, size, 1 if on_device else 0, pts,
-                _ms(timeout), rs, len(regions), os_, len(objects))
-        else:
-            st = lib.cudaipc_producer_publish(self._p, ptr, size,
-                                              1 if on_device else 0, pts,
-                                              _ms(timeout))
+        p = self._enter()
+        try:
+            with self._turn:
+                if rs is not None:
+                    st = lib.cudaipc_producer_publish_annotated(
+                        p, ptr, size, 1 if on_device else 0, pts,
+                        _ms(timeout), rs, len(regions), os_, len(objects))
+                else:
+                    st = lib.cudaipc_producer_publish(
+                        p, ptr, size, 1 if on_device else 0, pts,
+                        _ms(timeout))
+                if st not in (_lib.STATUS_OK, _lib.STATUS_TIMEOUT):
+                    text = lib.cudaipc_producer_error(p).decode()
+        finally:
+            self._leave()
         del keep
         if st == _lib.STATUS_TIMEOUT:
             return False
         if st != _lib.STATUS_OK:
-            _raise(st, lib.cudaipc_producer_error(self._p).decode())
+            _raise(st, text)
         return True
 
     @property
     def consumers(self):
-        return lib.cudaipc_producer_n_consumers(self._p)
+        """Consumers past their handshake."""
+        p = self._enter()
+        try:
+            return lib.cudaipc_producer_n_consumers(p)
+        finally:
+            self._leave()
 
     @property
     def counts(self):
         """(published, dropped) since it started."""
         pub, drop = ctypes.c_uint64(), ctypes.c_uint64()
-        lib.cudaipc_producer_counts(self._p, ctypes.byref(pub),
-                                    ctypes.byref(drop))
+        p = self._enter()
+        try:
+            lib.cudaipc_producer_counts(p, ctypes.byref(pub),
+                                        ctypes.byref(drop))
+        finally:
+            self._leave()
         return pub.value, drop.value
 
     def end(self):
         """Ends the stream: consumers get EOS."""
-        st = lib.cudaipc_producer_end(self._p)
+        p = self._enter()
+        try:
+            with self._turn:
+                st = lib.cudaipc_producer_end(p)
+                if st != _lib.STATUS_OK:
+                    text = lib.cudaipc_producer_error(p).decode()
+        finally:
+            self._leave()
         if st != _lib.STATUS_OK:
-            _raise(st, lib.cudaipc_producer_error(self._p).decode())
+            _raise(st, text)
 
-    def close(self):
-        if self._p:
-            lib.cudaipc_producer_free(self._p)
-            self._p = None
+    _interrupt = staticmethod(lambda ptr: lib.cudaipc_producer_cancel(ptr))
+    _free = staticmethod(lambda ptr: lib.cudaipc_producer_free(ptr))
 

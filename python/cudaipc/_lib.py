@@ -188,6 +188,7 @@ _sigs = {
                                        _c.POINTER(_c.c_uint64)]),
     "cudaipc_producer_end": (_c.c_int, [_c.c_void_p]),
     "cudaipc_producer_error": (_c.c_char_p, [_c.c_void_p]),
+    "cudaipc_producer_cancel": (None, [_c.c_void_p]),
     "cudaipc_producer_free": (None, [_c.c_void_p]),
 }
 for _name, (_res, _args) in _sigs.items():

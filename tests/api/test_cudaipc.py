@@ -14,10 +14,13 @@ torch.from_dlpack and cupy.from_dlpack.
 import gc
 import os
 import pwd
+import random
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import warnings
@@ -666,11 +669,232 @@ class ProducerTests(Case):
             self.assertAlmostEqual(objects[0].confidence, 0.75, places=5)
             self.assertAlmostEqual(objects[1].confidence, 0.5, places=5)
 
+    def test_closed(self):
+        out = cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND)
+        out.close()
+        for call in (lambda: out.publish(bytearray(SIZE)), out.end,
+                     lambda: out.consumers, lambda: out.counts):
+            with self.assertRaises(ValueError) as e:
+                call()
+            self.assertEqual(str(e.exception), "the producer is closed")
+        out.close()
+        cams = cudaipc.Consumer(self.sock)
+        cams.close()
+        with self.assertRaises(ValueError) as e:
+            cams.next_frame()
+        self.assertEqual(str(e.exception), "the consumer is closed")
+        self.assertEqual((cams.held, cams.dropped), (0, 0))
+        cams.cancel()
+        cams.close()
+
     def test_bad_caps(self):
         with self.assertRaises(cudaipc.Error) as e:
             cudaipc.Producer(self.sock, "NOT_A_FORMAT", 64, 48,
                              backend="host")
         self.assertIn("not fixed raw-video caps", str(e.exception))
+
+
+class ThreadTests(Case):
+    """Consumers and producers shared by threads (docs/api.md, Python)."""
+
+    def in_thread(self, fn, *args):
+        """@fn(*args) in a thread: (the thread, [what it returned or
+        raised])."""
+        out = []
+
+        def run():
+            try:
+                out.append(fn(*args))
+            except Exception as e:  # noqa: BLE001 - the test looks at it
+                out.append(e)
+        t = threading.Thread(target=run)
+        t.start()
+        return t, out
+
+    def test_close_while_next_frame_connects(self):
+        cams = cudaipc.Consumer(self.sock, connect_timeout=5)
+        t, out = self.in_thread(cams.next_frame)
+        # the thread waits for a producer nobody starts
+        time.sleep(0.3)
+        start = time.monotonic()
+        cams.close()
+        # close() ended that wait, and returned once next_frame() did
+        self.assertLess(time.monotonic() - start, 2)
+        t.join(10)
+        self.assertFalse(t.is_alive())
+        self.assertIsInstance(out[0], cudaipc.Cancelled)
+        with self.assertRaises(ValueError):
+            cams.next_frame()
+        self.assertEqual((cams.held, cams.dropped), (0, 0))
+        cams.cancel()
+        cams.close()
+
+    def test_next_frame_from_two_threads(self):
+        p = self.producer(200, sink=LOSSLESS)
+        seen, errors = [], []
+
+        def take(cams):
+            while True:
+                try:
+                    frame = cams.next_frame(20)
+                except cudaipc.EndOfStream:
+                    return
+                except cudaipc.Error as e:
+                    errors.append(e)
+                    return
+                with frame:
+                    if not GPU and frame.tobytes() != pattern(frame.offset):
+                        errors.append("frame %d is not as sent" %
+                                      frame.offset)
+                    seen.append(frame.offset)
+
+        with cudaipc.Consumer(self.sock, connect_timeout=20, reconnect=False,
+                              keep_all=True) as cams:
+            threads = [self.in_thread(take, cams)[0] for _ in range(2)]
+            for t in threads:
+                t.join(120)
+        self.assertEqual(errors, [])
+        # each frame once, over the one connection the producer saw
+        self.assertEqual(sorted(seen), list(range(200)))
+        out = self.finish(p)
+        self.assertEqual((out["joined"], out["warnings"]), ("1", "0"))
+
+    def test_close_from_a_signal_handler(self):
+        # a handler runs in the main thread between two bytecodes, maybe
+        # in the middle of a next_frame() or a frame's read: its close()
+        # neither waits for that call (which would never return) nor frees
+        # under it; the loop ends with Cancelled or ValueError
+        p = self.producer(100000, "--fps", "500", "--live")
+        rng = random.Random(7)
+        old = signal.getsignal(signal.SIGALRM)
+        try:
+            for _ in range(20):
+                cams = cudaipc.Consumer(self.sock, connect_timeout=20,
+                                        timeout=20)
+                frames = []
+
+                def stop(*_):
+                    cams.close()
+                    for f in frames:
+                        f.close()
+                signal.signal(signal.SIGALRM, stop)
+                signal.setitimer(signal.ITIMER_REAL,
+                                 rng.uniform(0.05, 0.15))
+                with self.assertRaises((cudaipc.Cancelled, ValueError)):
+                    for frame in cams:
+                        frames[:] = [frame]
+                        if not GPU:
+                            frame.tobytes()
+                        frame.regions
+                        frame.close()
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                with self.assertRaises(ValueError):
+                    cams.next_frame()
+                del frames[:]
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        p.kill()
+
+    @unittest.skipIf(numpy is None or GPU, "numpy, host backend")
+    def test_frame_closed_while_another_thread_reads_it(self):
+        # each read sees the frame whole or closed (ValueError), never a
+        # released one
+        p = self.producer(40, sink=LOSSLESS)
+        bad = []
+
+        def read(frame, stop):
+            want = pattern(frame.offset)
+            while not stop.is_set():
+                try:
+                    got = bytes(numpy.asarray(frame.planes[0]).tobytes()) + \
+                        numpy.from_dlpack(frame.planes[1]).tobytes() \
+                        if hasattr(numpy, "from_dlpack") else frame.tobytes()
+                    frame.regions
+                except ValueError:
+                    return
+                if got != want[:len(got)]:
+                    bad.append(frame.offset)
+
+        with cudaipc.Consumer(self.sock, connect_timeout=20, timeout=20,
+                              keep_all=True) as cams:
+            for frame in cams:
+                stop = threading.Event()
+                t, _ = self.in_thread(read, frame, stop)
+                time.sleep(0.002)
+                frame.close()
+                stop.set()
+                t.join(10)
+        self.assertEqual(bad, [])
+        self.finish(p)
+
+    def test_publish_from_threads(self):
+        # eight threads publish at once: each frame goes out whole, with
+        # its own timestamp and the next offset, read by a consumer that
+        # keeps every frame (the producer, not live, waits for it)
+        buf = bytearray(pattern(0))
+        got = []
+
+        def read():
+            with cudaipc.Consumer(self.sock, connect_timeout=20,
+                                  keep_all=True, timeout=20) as cams:
+                for frame in cams:
+                    with frame:
+                        got.append((frame.offset, frame.pts))
+
+        with cudaipc.Producer(self.sock, "NV12", W, H,
+                              backend=BACKEND) as out:
+            reader, failed = self.in_thread(read)
+            while not out.consumers and reader.is_alive():
+                time.sleep(0.01)
+
+            def publish(k):
+                return [out.publish(buf, pts=k * 1000 + i)
+                        for i in range(100)]
+            runs = [self.in_thread(publish, k) for k in range(8)]
+            for t, _ in runs:
+                t.join(120)
+            for _, said in runs:
+                self.assertEqual(said, [[True] * 100])
+            self.assertEqual(out.counts, (800, 0))
+            out.end()
+            reader.join(60)
+        self.assertEqual(failed, [None])
+        self.assertEqual(sorted(o for o, _ in got), list(range(800)))
+        self.assertEqual(sorted(t for _, t in got),
+                         [k * 1000 + i for k in range(8) for i in range(100)])
+
+    def test_close_while_publish_waits(self):
+        buf = bytearray(pattern(0))
+        out = cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND,
+                               ring_size=2)
+
+        def publish_three():
+            while not out.consumers:
+                time.sleep(0.01)
+            said = []
+            try:
+                for i in range(3):
+                    said.append(out.publish(buf, pts=i))
+            except cudaipc.Error as e:
+                said.append(e)
+            return said
+
+        # the frames it is not given yet keep their slots: with the first
+        # held and the second waiting here, the ring of two is full, and
+        # the stream, not live, waits as long as it takes
+        with cudaipc.Consumer(self.sock, connect_timeout=20,
+                              keep_all=True) as cams:
+            t, said = self.in_thread(publish_three)
+            with cams.next_frame(20):
+                time.sleep(0.3)
+                start = time.monotonic()
+                out.close()
+                self.assertLess(time.monotonic() - start, 2)
+                t.join(10)
+        self.assertFalse(t.is_alive())
+        self.assertEqual(said[0][:2], [True, True])
+        self.assertIsInstance(said[0][2], cudaipc.Cancelled)
 
 
 def _gst():
