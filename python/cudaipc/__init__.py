@@ -801,42 +801,63 @@ class Consumer(_Handle):
 
 
 def _memory_of(obj):
-    """(pointer, bytes, on the GPU) of a C-contiguous array or buffer."""
+    """(pointer, bytes, on the GPU, keep) of an array, a tensor or a
+    buffer: @keep owns that memory (@obj itself, or a contiguous copy of
+    host memory that was not contiguous), and the caller holds it until
+    the library's copy into a slot returned."""
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
-        return _from_interface(cai, True)
+        if not _c_contiguous(cai):
+            raise ValueError("the frame's memory must be C-contiguous: "
+                             "copy it first (torch's contiguous(), "
+                             "cupy.ascontiguousarray())")
+        return _extent(cai) + (True, obj)
     if hasattr(obj, "is_cuda") and hasattr(obj, "numpy"):
-        # a torch tensor in host memory
+        # a torch tensor in host memory: a contiguous one (itself, or a
+        # copy that nothing else holds) seen as a NumPy array, which holds
+        # it as long as the array lives
         return _memory_of(obj.contiguous().numpy())
     ai = getattr(obj, "__array_interface__", None)
     if ai is not None:
-        return _from_interface(ai, False)
+        if not isinstance(ai.get("data"), tuple) or not _c_contiguous(ai):
+            # a view of a buffer, or strided: a contiguous array of it
+            try:
+                import numpy
+            except ImportError:
+                raise ValueError("the frame's memory must be C-contiguous "
+                                 "(or NumPy there to copy it)") from None
+            obj = numpy.ascontiguousarray(obj)
+            ai = obj.__array_interface__
+        return _extent(ai) + (False, obj)
     view = memoryview(obj)
-    if not view.c_contiguous:
-        raise ValueError("the frame's memory must be contiguous")
-    if view.readonly:
-        buf = ctypes.c_char_p(bytes(view))
+    if view.readonly or not view.c_contiguous:
+        # bytes the library may read, in C order
+        buf = ctypes.c_char_p(view.tobytes())
         return ctypes.cast(buf, ctypes.c_void_p).value, view.nbytes, False, \
             buf
     arr = (ctypes.c_char * view.nbytes).from_buffer(view)
     return ctypes.addressof(arr), view.nbytes, False, arr
 
 
-def _from_interface(ai, on_device):
-    shape = ai["shape"]
-    itemsize = int(ai["typestr"][2:])
-    n = itemsize
-    for s in shape:
-        n *= s
+def _c_contiguous(ai):
+    """Whether the array that interface @ai describes is C-contiguous."""
     strides = ai.get("strides")
-    if strides is not None:
-        want, expect = itemsize, []
-        for s in reversed(shape):
-            expect.insert(0, want)
-            want *= s
-        if tuple(strides) != tuple(expect):
-            raise ValueError("the frame's memory must be C-contiguous")
-    return ai["data"][0], n, on_device, None
+    if strides is None:
+        return True
+    want = int(ai["typestr"][2:])
+    for n, stride in zip(reversed(ai["shape"]), reversed(strides)):
+        if n > 1 and stride != want:
+            return False
+        want *= n
+    return True
+
+
+def _extent(ai):
+    """(pointer, bytes) of the C-contiguous array interface @ai."""
+    n = int(ai["typestr"][2:])
+    for s in ai["shape"]:
+        n *= s
+    return ai["data"][0], n
 
 
 class Producer(_Handle):
@@ -881,11 +902,13 @@ class Producer(_Handle):
 
     def publish(self, frame, pts=None, timeout=None, *, regions=(),
                 objects=()):
-        """Copies @frame (an array, a tensor or a buffer) into a slot and
-        publishes it, with @regions (:class:`Region`) and @objects
+        """Copies @frame (an array, a tensor or a buffer; host memory that
+        is not contiguous as a contiguous copy) into a slot and publishes
+        it, with @regions (:class:`Region`) and @objects
         (:class:`Object`) on it as GStreamer metas. Returns False when the
         ring was full and it was dropped. Any thread: calls from several
         take turns."""
+        # @keep holds the memory at @ptr until the copy returned
         ptr, size, on_device, keep = _memory_of(frame)
         pts = _NONE if pts is None else pts
         rs = os_ = None

@@ -669,6 +669,52 @@ class ProducerTests(Case):
             self.assertAlmostEqual(objects[0].confidence, 0.75, places=5)
             self.assertAlmostEqual(objects[1].confidence, 0.5, places=5)
 
+    @unittest.skipIf(numpy is None, "numpy")
+    def test_publish_memory_not_contiguous(self):
+        # host memory that is not contiguous goes out as its contiguous
+        # copy, which lives until the copy into the slot returned
+        class HostTensor:
+            """What publish() sees of a torch tensor in host memory:
+            contiguous() is a new tensor, numpy() a view of it."""
+            is_cuda = False
+
+            def __init__(self, array):
+                self.array = array
+
+            def contiguous(self):
+                return HostTensor(numpy.ascontiguousarray(self.array))
+
+            def numpy(self):
+                return self.array
+
+        def not_contiguous(i):
+            want = numpy.frombuffer(pattern(i), dtype=numpy.uint8)
+            if i % 3 < 2:
+                # every other byte of a wider array
+                wide = numpy.zeros(2 * SIZE, dtype=numpy.uint8)
+                wide[::2] = want
+                arr = wide[::2]
+            else:
+                # a transposed view: the frame's rows are its columns
+                rows = want.reshape(SIZE // W, W)
+                arr = numpy.ascontiguousarray(rows.T).T
+            self.assertFalse(arr.flags.c_contiguous)
+            return HostTensor(arr) if i % 3 == 0 else arr
+
+        c = self.node("consumer", self.sock)
+        with cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND) \
+                as out:
+            for _ in range(2000):
+                if out.consumers:
+                    break
+                time.sleep(0.01)
+            for i in range(12):
+                self.assertTrue(out.publish(not_contiguous(i), pts=i))
+            out.end()
+            fields = self.finish(c)
+        self.assertEqual(fields["frames"], "12")
+        self.assertEqual(fields["bad"], "0")
+
     def test_closed(self):
         out = cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND)
         out.close()
