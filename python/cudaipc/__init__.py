@@ -41,6 +41,7 @@ and closed by any.
 """
 
 import ctypes
+import os
 import struct
 import threading
 import warnings
@@ -109,6 +110,15 @@ _ERRORS = {
 
 def _raise(status, text):
     raise _ERRORS.get(status, Error)(text, status)
+
+
+def _text(raw):
+    """Text that came from a peer or the library (a producer's region
+    types, labels, caps, names; the library's error texts, which quote
+    paths and what a producer said): bytes that need not be UTF-8, nor
+    end on a whole character where a fixed field cut them. Decoded with
+    U+FFFD for what is not UTF-8: never an exception."""
+    return raw.decode("utf-8", "replace") if raw else ""
 
 
 def _ms(seconds):
@@ -357,7 +367,7 @@ class Region:
 
     @classmethod
     def _from_c(cls, r):
-        return cls(r.type.decode(), r.x, r.y, r.w, r.h, id=r.id,
+        return cls(_text(r.type), r.x, r.y, r.w, r.h, id=r.id,
                    parent_id=r.parent_id,
                    confidence=None if r.confidence < 0 else r.confidence)
 
@@ -394,7 +404,7 @@ class Object:
 
     @classmethod
     def _from_c(cls, o):
-        obj = cls(o.label.decode(), o.x, o.y, o.w, o.h, o.confidence,
+        obj = cls(_text(o.label), o.x, o.y, o.w, o.h, o.confidence,
                   rotation=o.rotation,
                   track_id=None if o.track_id < 0 else o.track_id)
         obj.id = o.id
@@ -467,7 +477,7 @@ def _caps_text(ptr):
     last = _last_caps
     if raw == last[0]:
         return last[1]
-    text = raw.decode()
+    text = _text(raw)
     _last_caps = (raw, text)
     return text
 
@@ -511,7 +521,7 @@ class Frame(_Exporter):
             self.backend = "host"
             self._dl_device = (_dlpack.KDL_CPU, 0)
         self.width, self.height = v[at["width"]], v[at["height"]]
-        self.format = v[at["format"]].split(b"\0", 1)[0].decode()
+        self.format = _text(v[at["format"]].split(b"\0", 1)[0])
         self.caps = _caps_text(v[at["caps"]])
         n = v[at["n_planes"]]
         i = at["plane_offset"]
@@ -686,7 +696,8 @@ class Frame(_Exporter):
 
 
 class Consumer(_Handle):
-    """Reads the frames of the producer on @socket_path.
+    """Reads the frames of the producer on @socket_path (str, bytes or a
+    path object; "@name" for an abstract socket).
 
     Connects on the first frame, waiting up to @connect_timeout seconds
     for a producer, and again after one went away while @reconnect (up to
@@ -735,7 +746,7 @@ class Consumer(_Handle):
         self._warned_drops = False
         self.timeout = timeout
         self.max_held = max_held
-        self._ptr = lib.cudaipc_consumer_new(socket_path.encode(),
+        self._ptr = lib.cudaipc_consumer_new(os.fsencode(socket_path),
                                              ctypes.byref(o))
         if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
@@ -754,7 +765,7 @@ class Consumer(_Handle):
                 st = lib.cudaipc_consumer_next(c, _ms(timeout),
                                                ctypes.byref(ptr))
                 if st != _lib.STATUS_OK:
-                    text = lib.cudaipc_consumer_error(c).decode()
+                    text = _text(lib.cudaipc_consumer_error(c))
         finally:
             self._leave()
         if st != _lib.STATUS_OK:
@@ -861,7 +872,8 @@ def _extent(ai):
 
 
 class Producer(_Handle):
-    """Publishes frames on @socket_path, which cuipcsrc pipelines read.
+    """Publishes frames on @socket_path (as Consumer's), which cuipcsrc
+    pipelines read.
 
     @fmt, @width, @height and @fps make the caps (raw video; memory laid out
     as GStreamer lays out @fmt); @backend is "cuda" (frames in GPU memory
@@ -894,10 +906,10 @@ class Producer(_Handle):
         self.caps = ("video/x-raw, format=(string)%s, width=(int)%d, "
                      "height=(int)%d, framerate=(fraction)%d/1" %
                      (fmt, width, height, fps))
-        p = lib.cudaipc_producer_new(socket_path.encode(),
+        p = lib.cudaipc_producer_new(os.fsencode(socket_path),
                                      self.caps.encode(), ctypes.byref(o))
         if not p:
-            raise Error(lib.cudaipc_producer_last_error().decode())
+            raise Error(_text(lib.cudaipc_producer_last_error()))
         self._ptr = p
 
     def publish(self, frame, pts=None, timeout=None, *, regions=(),
@@ -931,7 +943,7 @@ class Producer(_Handle):
                         p, ptr, size, 1 if on_device else 0, pts,
                         _ms(timeout))
                 if st not in (_lib.STATUS_OK, _lib.STATUS_TIMEOUT):
-                    text = lib.cudaipc_producer_error(p).decode()
+                    text = _text(lib.cudaipc_producer_error(p))
         finally:
             self._leave()
         del keep
@@ -969,7 +981,7 @@ class Producer(_Handle):
             with self._turn:
                 st = lib.cudaipc_producer_end(p)
                 if st != _lib.STATUS_OK:
-                    text = lib.cudaipc_producer_error(p).decode()
+                    text = _text(lib.cudaipc_producer_error(p))
         finally:
             self._leave()
         if st != _lib.STATUS_OK:

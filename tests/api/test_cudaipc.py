@@ -11,6 +11,7 @@ the errors; a Python producer read by an ipc-node consumer (cuipcsrc). With CUDA
 torch.from_dlpack and cupy.from_dlpack.
 """
 
+import ctypes
 import gc
 import os
 import pwd
@@ -715,6 +716,55 @@ class ProducerTests(Case):
         self.assertEqual(fields["frames"], "12")
         self.assertEqual(fields["bad"], "0")
 
+    def test_text_not_utf8_from_a_peer(self):
+        # a region type and an object label that are not UTF-8, as a
+        # program may publish them through the C API: read with U+FFFD
+        # for each bad byte, never an exception
+        got = []
+
+        def read():
+            with cudaipc.Consumer(self.sock, timeout=20, keep_all=True) \
+                    as cams:
+                for frame in cams:
+                    with frame:
+                        got.append((frame.regions, frame.objects))
+
+        lib = cudaipc._lib.lib
+        region = cudaipc._lib.Region(type=b"\xffcar\xfe", w=4, h=4,
+                                     confidence=-1)
+        obj = cudaipc._lib.Object(label=b"bus\xc3", w=4, h=4, track_id=-1)
+        buf = (ctypes.c_char * SIZE)()
+        with cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND) \
+                as out:
+            reader = threading.Thread(target=read)
+            reader.start()
+            for _ in range(2000):
+                if out.consumers:
+                    break
+                time.sleep(0.01)
+            self.assertEqual(lib.cudaipc_producer_publish_annotated(
+                out._ptr, ctypes.addressof(buf), SIZE, 0, 0, 0,
+                ctypes.byref(region), 1, ctypes.byref(obj),
+                1 if ANALYTICS else 0), 0)
+            out.end()
+            reader.join(60)
+        self.assertFalse(reader.is_alive())
+        (regions, objects), = got
+        self.assertEqual(regions[0].type, "\ufffdcar\ufffd")
+        if ANALYTICS:
+            self.assertEqual(objects[0].label, "bus\ufffd")
+
+    def test_text_not_utf8_from_the_library(self):
+        # a socket path that is not UTF-8 (bytes, or str as os.fsdecode()
+        # gives it) goes to the library as it is, and comes back in its
+        # error text with U+FFFD for each bad byte
+        raw = os.fsencode(self.dir) + b"/\xff.sock"
+        for path in (raw, os.fsdecode(raw)):
+            with cudaipc.Consumer(path, connect_timeout=0.2) as cams:
+                with self.assertRaises(cudaipc.NoProducer) as e:
+                    cams.next_frame()
+            self.assertIn("/\ufffd.sock", str(e.exception))
+
     def test_closed(self):
         out = cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND)
         out.close()
@@ -995,6 +1045,34 @@ class OneProcessTests(Case):
         self.assertEqual(got, list(range(30)))
         self.assertEqual(pushed, list(range(30)))
         self.assertEqual(self.finish(p)["dropped"], "0")
+
+    def test_region_type_cut_in_a_character(self):
+        # a region type of 80 bytes of UTF-8 is cut to the 63 bytes a
+        # Region of the library holds, in the middle of a character: read
+        # with U+FFFD in place of its half
+        Gst = self.Gst
+        gi = __import__("gi")
+        gi.require_version("GstVideo", "1.0")
+        from gi.repository import GstVideo
+        pipeline = Gst.parse_launch(
+            "appsrc name=src format=time caps=video/x-raw,format=NV12,"
+            "width=%d,height=%d,framerate=30/1 ! cuipcsink socket-path=%s "
+            "backend=host wait-for-connection=true %s"
+            % (W, H, self.sock, LOSSLESS))
+        pipeline.set_state(Gst.State.PLAYING)
+        src = pipeline.get_by_name("src")
+        buf = Gst.Buffer.new_wrapped(pattern(0))
+        buf.pts = 0
+        GstVideo.buffer_add_video_region_of_interest_meta(buf, "\u00e9" * 40,
+                                                          1, 2, 3, 4)
+        self.assertEqual(src.emit("push-buffer", buf), Gst.FlowReturn.OK)
+        src.emit("end-of-stream")
+        with cudaipc.Consumer(self.sock, connect_timeout=20,
+                              reconnect=False, timeout=20) as cams:
+            with cams.next_frame() as frame:
+                types = [r.type for r in frame.regions]
+        self.run_to_eos(pipeline)
+        self.assertEqual(types, ["\u00e9" * 31 + "\ufffd"])
 
     def test_cuipcsink_beside_producer(self):
         Gst = self.Gst
