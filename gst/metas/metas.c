@@ -39,6 +39,9 @@ struct _CudaIpcMetaFilter
   GPtrArray *names;             /* interned API type names */
 };
 
+static const gchar *filter_api_name (const gchar * name, const gchar * spec,
+    GError ** error);
+
 CudaIpcMetaFilter *
 cudaipc_meta_filter_new (const gchar * spec, GError ** error)
 {
@@ -63,11 +66,16 @@ cudaipc_meta_filter_new (const gchar * spec, GError ** error)
           "\"%s\": an empty meta name (use all, none, or API type names "
           "such as GstVideoRegionOfInterestMetaAPI, separated by commas)",
           spec);
+      name = NULL;
+    } else {
+      name = filter_api_name (name, spec, error);
+    }
+    if (name == NULL) {
       g_strfreev (names);
       cudaipc_meta_filter_free (f);
       return NULL;
     }
-    g_ptr_array_add (f->names, (gpointer) g_intern_string (name));
+    g_ptr_array_add (f->names, (gpointer) name);
   }
   g_strfreev (names);
   return f;
@@ -231,6 +239,44 @@ apis (void)
     g_once_init_leave (&done, 1);
   }
   return table;
+}
+
+/* The interned API type name a filter keeps for @name, one name of
+ * @spec: a meta's own type name (GstVideoTimeCodeMeta, a custom meta's
+ * name) stands for its API type, which metas are matched by, where
+ * GStreamer knows the meta, or where "<name>API" is the API type of one
+ * this build carries (its own type is registered when first used).
+ * Another name that ends in "Meta" names no API type (theirs end in
+ * "API"): NULL, with @error saying which to use, rather than a filter
+ * that silently lets nothing of it through. Any other name is kept as it
+ * is: an API type may be registered after the filter is made. */
+static const gchar *
+filter_api_name (const gchar * name, const gchar * spec, GError ** error)
+{
+  const GstMetaInfo *info = gst_meta_get_info (name);
+  g_autofree gchar *api = NULL;
+
+  if (info != NULL) {
+    const gchar *api_name = g_type_name (info->api);
+
+    if (g_strcmp0 (api_name, name) != 0)
+      GST_DEBUG ("metas: %s stands for its API type, %s", name, api_name);
+    return g_intern_string (api_name);
+  }
+  if (!g_str_has_suffix (name, "Meta"))
+    return g_intern_string (name);
+  /* the API types of what this build carries are registered */
+  apis ();
+  api = g_strconcat (name, "API", NULL);
+  if (g_type_from_name (api) != 0) {
+    GST_DEBUG ("metas: %s stands for its API type, %s", name, api);
+    return g_intern_string (api);
+  }
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+      "\"%s\": %s names a meta, not its API type, and no meta this "
+      "process knows has that name: list API type names (for it, "
+      "presumably %s), or all, or none", spec, name, api);
+  return NULL;
 }
 
 /* Whether GStreamer serializes @meta, which the entry of no API type

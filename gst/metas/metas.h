@@ -64,8 +64,12 @@ typedef struct _CudaIpcMetaFilter CudaIpcMetaFilter;
 
 /* "all" (also NULL or ""), "none", or API type names separated by commas,
  * such as "GstVideoRegionOfInterestMetaAPI,GstVideoCropMetaAPI"
- * (gst-inspect-1.0 and GST_DEBUG name metas by these). An empty name is
- * CUDAIPC_ERROR_INVALID; a name no meta has (yet) is accepted. */
+ * (gst-inspect-1.0 and GST_DEBUG name metas by these). A meta's own type
+ * name ("GstVideoTimeCodeMeta", a custom meta's name) stands for its API
+ * type where GStreamer knows the meta or this build carries it. An empty
+ * name, and another that ends in "Meta", are CUDAIPC_ERROR_INVALID (the
+ * text names the API type to use); any other name no meta has (yet) is
+ * accepted. */
 CudaIpcMetaFilter *cudaipc_meta_filter_new (const gchar * spec,
     GError ** error);
 void cudaipc_meta_filter_free (CudaIpcMetaFilter * filter);

@@ -1046,10 +1046,9 @@ class OneProcessTests(Case):
         self.assertEqual(pushed, list(range(30)))
         self.assertEqual(self.finish(p)["dropped"], "0")
 
-    def test_region_type_cut_in_a_character(self):
-        # a region type of 80 bytes of UTF-8 is cut to the 63 bytes a
-        # Region of the library holds, in the middle of a character: read
-        # with U+FFFD in place of its half
+    def roi_through_cuipcsink(self, roi_type, sink=""):
+        """The region types the package reads of a frame with a region of
+        @roi_type that a cuipcsink with properties @sink sent."""
         Gst = self.Gst
         gi = __import__("gi")
         gi.require_version("GstVideo", "1.0")
@@ -1057,14 +1056,14 @@ class OneProcessTests(Case):
         pipeline = Gst.parse_launch(
             "appsrc name=src format=time caps=video/x-raw,format=NV12,"
             "width=%d,height=%d,framerate=30/1 ! cuipcsink socket-path=%s "
-            "backend=host wait-for-connection=true %s"
-            % (W, H, self.sock, LOSSLESS))
+            "backend=host wait-for-connection=true %s %s"
+            % (W, H, self.sock, LOSSLESS, sink))
         pipeline.set_state(Gst.State.PLAYING)
         src = pipeline.get_by_name("src")
         buf = Gst.Buffer.new_wrapped(pattern(0))
         buf.pts = 0
-        GstVideo.buffer_add_video_region_of_interest_meta(buf, "\u00e9" * 40,
-                                                          1, 2, 3, 4)
+        GstVideo.buffer_add_video_region_of_interest_meta(buf, roi_type, 1,
+                                                          2, 3, 4)
         self.assertEqual(src.emit("push-buffer", buf), Gst.FlowReturn.OK)
         src.emit("end-of-stream")
         with cudaipc.Consumer(self.sock, connect_timeout=20,
@@ -1072,7 +1071,36 @@ class OneProcessTests(Case):
             with cams.next_frame() as frame:
                 types = [r.type for r in frame.regions]
         self.run_to_eos(pipeline)
-        self.assertEqual(types, ["\u00e9" * 31 + "\ufffd"])
+        return types
+
+    def test_region_type_cut_in_a_character(self):
+        # a region type of 80 bytes of UTF-8 is cut to the 63 bytes a
+        # Region of the library holds, in the middle of a character: read
+        # with U+FFFD in place of its half
+        self.assertEqual(self.roi_through_cuipcsink("\u00e9" * 40),
+                         ["\u00e9" * 31 + "\ufffd"])
+
+    def test_metas_by_a_meta_type_name(self):
+        # cuipcsink's metas names a meta by its own type name, which
+        # stands for its API type
+        self.assertEqual(self.roi_through_cuipcsink(
+            "car", "metas=GstVideoCropMeta,GstVideoRegionOfInterestMeta"),
+            ["car"])
+
+    def test_metas_naming_no_api_refused(self):
+        Gst = self.Gst
+        pipeline = Gst.parse_launch(
+            "appsrc caps=video/x-raw,format=NV12,width=%d,height=%d,"
+            "framerate=30/1 ! cuipcsink socket-path=%s backend=host "
+            "metas=GstNoSuchThingMeta" % (W, H, self.sock))
+        self.assertEqual(pipeline.set_state(Gst.State.PLAYING),
+                         Gst.StateChangeReturn.FAILURE)
+        msg = pipeline.get_bus().timed_pop_filtered(
+            5 * Gst.SECOND, Gst.MessageType.ERROR)
+        pipeline.set_state(Gst.State.NULL)
+        self.assertIsNotNone(msg)
+        self.assertIn("presumably GstNoSuchThingMetaAPI",
+                      msg.parse_error()[0].message)
 
     def test_cuipcsink_beside_producer(self):
         Gst = self.Gst
