@@ -119,6 +119,16 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
     return new_failed (p, g_strdup_printf ("\"%s\" are not fixed raw-video "
             "caps (format, width, height and framerate)", caps_str));
   }
+  /* no publish() could ever match their size */
+  if (GST_VIDEO_INFO_WIDTH (&p->info) <= 0 ||
+      GST_VIDEO_INFO_HEIGHT (&p->info) <= 0 || p->info.size == 0) {
+    gst_caps_unref (caps);
+    return new_failed (p, g_strdup_printf ("\"%s\": frames of %d x %d "
+            "pixels of %s have no bytes, and a producer of them could never "
+            "publish one", caps_str, GST_VIDEO_INFO_WIDTH (&p->info),
+            GST_VIDEO_INFO_HEIGHT (&p->info),
+            gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&p->info))));
+  }
   p->duration = cudaipc_media_frame_duration (caps);
   gst_caps_unref (caps);
 

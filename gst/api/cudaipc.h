@@ -329,7 +329,9 @@ CUDAIPC_API void cudaipc_producer_options_init (cudaipc_producer_options *
     options);
 /* A producer listening on @socket_path, of frames of @caps (raw video,
  * fixed: format, width, height, framerate); @options may be NULL. NULL on
- * a failure, whose text cudaipc_producer_last_error() gives. */
+ * a failure, whose text cudaipc_producer_last_error() gives: caps of
+ * frames that have no bytes (a width or height of 0) included, which no
+ * publish() could match. */
 CUDAIPC_API cudaipc_producer *cudaipc_producer_new (const char *socket_path,
     const char *caps, const cudaipc_producer_options * options);
 /* The text of why the last cudaipc_producer_new() of this thread failed. */

@@ -235,6 +235,15 @@ GST_START_TEST (test_producer_read_by_src)
   fail_unless (cudaipc_producer_new (sock, "audio/x-raw", &o) == NULL);
   fail_unless (strstr (cudaipc_producer_last_error (), "not fixed raw-video")
       != NULL);
+  /* frames of no bytes, which no publish() could ever match */
+  fail_unless (cudaipc_producer_new (sock, "video/x-raw, format=NV12, "
+          "width=0, height=0, framerate=30/1", &o) == NULL);
+  fail_unless (strstr (cudaipc_producer_last_error (), "no bytes") != NULL,
+      "%s", cudaipc_producer_last_error ());
+  fail_unless (cudaipc_producer_new (sock, "video/x-raw, format=NV12, "
+          "width=320, height=0, framerate=30/1", &o) == NULL);
+  fail_unless (strstr (cudaipc_producer_last_error (), "no bytes") != NULL,
+      "%s", cudaipc_producer_last_error ());
 }
 
 GST_END_TEST;

@@ -788,6 +788,11 @@ class ProducerTests(Case):
             cudaipc.Producer(self.sock, "NOT_A_FORMAT", 64, 48,
                              backend="host")
         self.assertIn("not fixed raw-video caps", str(e.exception))
+        # frames of no bytes, which no publish() could ever match
+        for w, h in ((0, 0), (64, 0), (0, 48)):
+            with self.assertRaises(cudaipc.Error) as e:
+                cudaipc.Producer(self.sock, "NV12", w, h, backend="host")
+            self.assertIn("have no bytes", str(e.exception))
 
 
 class ThreadTests(Case):
