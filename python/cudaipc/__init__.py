@@ -121,6 +121,23 @@ def _text(raw):
     return raw.decode("utf-8", "replace") if raw else ""
 
 
+def _name(name):
+    """A name for the library: None, or @name as UTF-8 bytes."""
+    if name is None or name == "":
+        return None
+    if not isinstance(name, str):
+        raise TypeError("a name is a str, not %r" % (name,))
+    return name.encode()
+
+
+def _path(path):
+    """A socket path for the library (str, bytes or a path object)."""
+    path = os.fsencode(path)
+    if not path:
+        raise ValueError("a socket path is needed")
+    return path
+
+
 def _ms(seconds):
     if seconds is None:
         return 0
@@ -732,7 +749,7 @@ class Consumer(_Handle):
                              (", ".join(self._LEAKY), leaky))
         o = _lib.ConsumerOptions()
         lib.cudaipc_consumer_options_init(ctypes.byref(o))
-        self._name = name.encode() if name else None
+        self._name = _name(name)
         o.name = self._name
         o.device_id = device_id
         o.connect_timeout_ms = _ms(connect_timeout)
@@ -746,7 +763,7 @@ class Consumer(_Handle):
         self._warned_drops = False
         self.timeout = timeout
         self.max_held = max_held
-        self._ptr = lib.cudaipc_consumer_new(os.fsencode(socket_path),
+        self._ptr = lib.cudaipc_consumer_new(_path(socket_path),
                                              ctypes.byref(o))
         if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
@@ -891,9 +908,15 @@ class Producer(_Handle):
                  backend="cuda", device_id=0, ring_size=4, on_full="wait",
                  full_timeout=1.0, name=None, socket_mode=0o660, live=False):
         self._init_handle()
+        if backend not in ("cuda", "host"):
+            raise ValueError("backend must be cuda or host, not %r" %
+                             (backend,))
+        if on_full not in ("wait", "drop"):
+            raise ValueError("on_full must be wait or drop, not %r" %
+                             (on_full,))
         o = _lib.ProducerOptions()
         lib.cudaipc_producer_options_init(ctypes.byref(o))
-        self._name = name.encode() if name else None
+        self._name = _name(name)
         o.name = self._name
         o.backend = _lib.BACKEND_CUDA if backend == "cuda" else \
             _lib.BACKEND_HOST
@@ -906,7 +929,7 @@ class Producer(_Handle):
         self.caps = ("video/x-raw, format=(string)%s, width=(int)%d, "
                      "height=(int)%d, framerate=(fraction)%d/1" %
                      (fmt, width, height, fps))
-        p = lib.cudaipc_producer_new(os.fsencode(socket_path),
+        p = lib.cudaipc_producer_new(_path(socket_path),
                                      self.caps.encode(), ctypes.byref(o))
         if not p:
             raise Error(_text(lib.cudaipc_producer_last_error()))

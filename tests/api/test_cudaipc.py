@@ -765,6 +765,35 @@ class ProducerTests(Case):
                     cams.next_frame()
             self.assertIn("/\ufffd.sock", str(e.exception))
 
+    def test_failed_constructors_leave_nothing_behind(self):
+        # however __init__ fails, the object it leaves is collected in
+        # silence: no "Exception ignored in __del__"
+        makers = (
+            lambda: cudaipc.Consumer(""),
+            lambda: cudaipc.Consumer(None),
+            lambda: cudaipc.Consumer(self.sock, leaky="sometimes"),
+            lambda: cudaipc.Consumer(self.sock, name=3),
+            lambda: cudaipc.Producer(None, "NV12", W, H, backend="host"),
+            lambda: cudaipc.Producer(self.sock, "NV12", None, H),
+            lambda: cudaipc.Producer(self.sock, "NV12", W, H, name=3),
+            lambda: cudaipc.Producer(self.sock, "NV12", W, H, backend="gpu"),
+            lambda: cudaipc.Producer(self.sock, "NOT_A_FORMAT", W, H,
+                                     backend="host"),
+            lambda: cudaipc.Producer(self.sock, "NV12", 0, 0,
+                                     backend="host"))
+        unraisable, hook = [], sys.unraisablehook
+        sys.unraisablehook = unraisable.append
+        try:
+            for make in makers:
+                with self.assertRaises((cudaipc.Error, ValueError,
+                                        TypeError)):
+                    make()
+                gc.collect()
+        finally:
+            sys.unraisablehook = hook
+        self.assertEqual(["%s: %s" % (u.exc_type.__name__, u.exc_value)
+                          for u in unraisable], [])
+
     def test_closed(self):
         out = cudaipc.Producer(self.sock, "NV12", W, H, backend=BACKEND)
         out.close()
