@@ -39,6 +39,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "ipc-nodes.h"
+#include "test-launch.h"
 #include "test-main.h"
 #include "test-pattern.h"
 
@@ -69,22 +70,8 @@ teardown (void)
   g_clear_pointer (&dir, g_free);
 }
 
-static GstElement *
-launch (const gchar * format, ...)
-{
-  g_autofree gchar *desc = NULL;
-  GError *err = NULL;
-  GstElement *pipe;
-  va_list args;
-
-  va_start (args, format);
-  desc = g_strdup_vprintf (format, args);
-  va_end (args);
-  pipe = gst_parse_launch (desc, &err);
-  fail_unless (pipe != NULL && err == NULL, "%s: %s", desc,
-      err ? err->message : "");
-  return pipe;
-}
+#define launch(...) cudaipc_test_launch (__VA_ARGS__)
+#define stop(pipe) cudaipc_test_stop (pipe)
 
 /* A live producer of 30 frames a second on @path. */
 static GstElement *
@@ -107,13 +94,6 @@ by_name (GstElement * pipe, const gchar * name)
   fail_unless (e != NULL, "no %s", name);
   gst_object_unref (e);         /* the pipeline keeps it */
   return e;
-}
-
-static void
-stop (GstElement * pipe)
-{
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
 }
 
 /* Microseconds set_state (NULL) took. */

@@ -30,6 +30,7 @@
 #include <gst/video/video.h>
 
 #include "ipc-nodes.h"
+#include "test-launch.h"
 #include "test-main.h"
 
 #define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
@@ -59,29 +60,8 @@ teardown (void)
   g_clear_pointer (&sock, g_free);
 }
 
-static GstElement *
-launch (const gchar * format, ...)
-{
-  g_autofree gchar *desc = NULL;
-  GError *err = NULL;
-  GstElement *pipe;
-  va_list args;
-
-  va_start (args, format);
-  desc = g_strdup_vprintf (format, args);
-  va_end (args);
-  pipe = gst_parse_launch (desc, &err);
-  fail_unless (pipe != NULL, "%s: %s", desc, err ? err->message : "");
-  g_clear_error (&err);
-  return pipe;
-}
-
-static void
-stop (GstElement * pipe)
-{
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
-}
+#define launch(...) cudaipc_test_launch (__VA_ARGS__)
+#define stop(pipe) cudaipc_test_stop (pipe)
 
 /* The checksum of every frame @appsink gives until EOS, or @timeout_s in
  * all, or @gap_s without one. */

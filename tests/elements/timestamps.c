@@ -22,6 +22,7 @@
 #include <gst/check/gstharness.h>
 
 #include "ipc-nodes.h"
+#include "test-launch.h"
 #include "test-main.h"
 
 #define CAPS "video/x-raw,format=NV12,width=160,height=120,framerate=30/1"
@@ -105,23 +106,8 @@ on_element_message (GstBus * bus, GstMessage * msg, gpointer user_data)
   }
 }
 
-static GstElement *
-launch (const gchar * desc)
-{
-  GError *err = NULL;
-  GstElement *pipe = gst_parse_launch (desc, &err);
-
-  fail_unless (pipe != NULL && err == NULL, "%s: %s", desc,
-      err ? err->message : "");
-  return pipe;
-}
-
-static void
-stop (GstElement * pipe)
-{
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
-}
+#define launch(desc) cudaipc_test_launch ("%s", (desc))
+#define stop(pipe) cudaipc_test_stop (pipe)
 
 /* A consumer of @sock into an appsink that records each frame in got. */
 static GstElement *
