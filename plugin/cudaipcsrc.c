@@ -848,17 +848,17 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   /**
    * GstCuIpcSrc:max-held:
    *
-   * The most frames this consumer holds at once: pushed and not yet freed
-   * downstream, or read and waiting to be pushed. The source keeps reading
-   * while downstream is busy, and a frame beyond the limit goes back to
-   * the producer at once, counted in frames-dropped (the oldest one read
-   * and not pushed yet, else the one that arrives): a slow consumer loses
-   * frames instead of stalling the producer or being dropped by it. -1
-   * (the default): the producer's ring less one, at least 1 (a syncing
-   * sink holds the frame it showed last, the one it waits to show and the
-   * next, read meanwhile). 0: no limit (a
-   * consumer that must see every frame; with on-full=wait it holds the
-   * producer back when it is slow).
+   * The most frames this consumer holds at once in the producer's slots:
+   * pushed and not yet freed downstream, or read and waiting to be pushed.
+   * Where leaky-type drops (a live stream, by default), the source keeps
+   * reading while downstream is busy, and a frame beyond the limit goes
+   * back to the producer at once, counted in frames-dropped (the oldest
+   * one read and not pushed yet, else the one that arrives): a slow
+   * consumer of a live stream loses frames instead of stalling the
+   * producer or being dropped by it. -1 (the default): the producer's ring
+   * less one, at least 1 (a syncing sink holds the frame it showed last,
+   * the one it waits to show and the next, read meanwhile). 0: no limit,
+   * as leaky-type=none.
    */
   properties[PROP_MAX_HELD] = g_param_spec_int ("max-held", "Max held",
       "Most frames held at once; more are dropped (-1 = the producer's "
