@@ -283,23 +283,24 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
   return GST_FLOW_OK;
 }
 
-/* Frames of a live stream dropped since the last frame (the oldest
+/* @n frames of a live stream dropped before @buf (the oldest
  * waiting beyond max-held, leaky-type): a QoS message for each batch, as
  * a sink posts one for the buffers it drops, and a warning at most every
  * DROPS_WARN_INTERVAL. */
 #define DROPS_WARN_INTERVAL (10 * G_TIME_SPAN_SECOND)
 
 static void
-report_drops (GstCuIpcSrc * self, GstBuffer * buf)
+report_drops (GstCuIpcSrc * self, GstBuffer * buf, guint64 n)
 {
-  guint64 total, pushed, n = cudaipc_reader_take_drops (self->reader, &total);
   GstSegment *segment = &GST_BASE_SRC (self)->segment;
   GstClockTime pts = GST_BUFFER_PTS (buf);
+  CudaIpcClientStats stats;
+  guint64 total, pushed;
   GstMessage *msg;
   gint64 now;
 
-  if (n == 0)
-    return;
+  cudaipc_client_get_stats (cudaipc_reader_get_client (self->reader), &stats);
+  total = stats.dropped;
   GST_OBJECT_LOCK (self);
   pushed = self->pushed;
   GST_OBJECT_UNLOCK (self);
@@ -373,6 +374,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   GstBuffer *buf = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean copy = FALSE;
+  guint64 dropped = 0;
 
   while (buf == NULL) {
     g_autoptr (GError) err = NULL;
@@ -384,6 +386,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
     switch (cudaipc_reader_next (self->reader, 0, &item, &err)) {
       case CUDAIPC_READER_FRAME:
         copy = cudaipc_reader_should_copy (self->reader, &item.item.frame);
+        dropped = item.item.frame.dropped_before;
         ret = make_buffer (self, &item.item.frame, &buf);
         break;
       case CUDAIPC_READER_EVENT:
@@ -424,7 +427,8 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return ret;
   }
 
-  report_drops (self, buf);
+  if (G_UNLIKELY (dropped > 0))
+    report_drops (self, buf, dropped);
   buf = hand_out (self, buf, copy, &out_err);
   if (buf == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED,

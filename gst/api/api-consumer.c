@@ -56,7 +56,6 @@ struct cudaipc_frame
   gchar *caps;                  /* GRefString, the consumer's caps_str */
   GstBuffer *metas;             /* the frame's metas, decoded; or NULL */
   guint n_regions, n_objects;
-  guint64 dropped_before;       /* dropped since the frame before */
 };
 
 static void
@@ -264,11 +263,9 @@ next_locked (cudaipc_consumer * c, uint32_t timeout_ms, cudaipc_frame ** frame)
             &err)) {
       case CUDAIPC_READER_FRAME:
         *frame = frame_new (c, &item.item);
-        (*frame)->dropped_before = cudaipc_reader_take_drops (c->reader,
-            NULL);
-        if ((*frame)->dropped_before > 0)
+        if ((*frame)->item.frame.dropped_before > 0)
           GST_DEBUG ("%" G_GUINT64_FORMAT " frame(s) dropped before frame %"
-              G_GUINT64_FORMAT, (*frame)->dropped_before,
+              G_GUINT64_FORMAT, (*frame)->item.frame.dropped_before,
               (*frame)->item.frame.msg.seq);
         return fail (c, CUDAIPC_STATUS_OK, g_strdup (""));
       case CUDAIPC_READER_EVENT:
@@ -460,7 +457,7 @@ cudaipc_frame_get_info (const cudaipc_frame * f, cudaipc_frame_info * out)
   info->n_regions = f->n_regions;
   info->flags = fr->msg.flags;
   info->n_objects = f->n_objects;
-  info->dropped_before = f->dropped_before;
+  info->dropped_before = fr->dropped_before;
   info->struct_size = size;
   memcpy (out, info, size);
   return CUDAIPC_STATUS_OK;

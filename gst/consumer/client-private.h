@@ -50,6 +50,8 @@ typedef struct
   guint64 received, dropped, released;
   guint64 discarded;            /* of dropped: frames the producer's drop
                                  * of this consumer came behind */
+  guint64 dropped_told;         /* of dropped: those a frame handed out
+                                 * since carried in its dropped_before */
   guint64 driver_calls;         /* made for frames: fence waits, context */
 } Session;
 

@@ -48,6 +48,8 @@ typedef struct
   guint lent;                   /* when it was handed out: frames of this
                                  * connection handed out before it and not
                                  * released yet (the slots downstream holds) */
+  guint64 dropped_before;       /* frames dropped since the frame handed out
+                                 * before it (max-held, leaky) */
   GBytes *meta;                 /* the FRAME's metas (metas.h), unchecked,
                                  * owned; NULL for none (msg.meta is NULL) */
   /* until the producer's copy into the slot is known to have landed: what

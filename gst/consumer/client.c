@@ -193,6 +193,7 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
   s = client->session;
   g_mutex_lock (&s->lock);
   s->received = s->dropped = s->released = s->discarded = 0;
+  s->dropped_told = 0;
   s->driver_calls = 0;
   g_mutex_unlock (&s->lock);
 }
@@ -697,13 +698,15 @@ wait_copy_locked (CudaIpcClient * client, CudaIpcClientItem * item,
   return st;
 }
 
-/* With the reader lock, for a frame just taken from the queue or read:
+/* With the reader lock, for @frame just taken from the queue or read:
  * the frames of this connection handed out before it and not released
- * (held, less it and those queued). */
-static guint
-count_lent_locked (CudaIpcClient * client)
+ * (held, less it and those queued), and the frames dropped since the
+ * frame handed out before it. */
+static void
+stamp_frame_locked (CudaIpcClient * client, CudaIpcClientFrame * frame)
 {
-  guint queued = 0, held = cudaipc_client_held (client);
+  Session *s = client->session;
+  guint queued = 0;
 
   for (GList * l = client->pending.head; l; l = l->next) {
     Pending *p = l->data;
@@ -712,7 +715,11 @@ count_lent_locked (CudaIpcClient * client)
         p->item.type == CUDAIPC_CLIENT_ITEM_FRAME)
       queued++;
   }
-  return held > queued ? held - queued - 1 : 0;
+  g_mutex_lock (&s->lock);
+  frame->lent = s->held > queued ? s->held - queued - 1 : 0;
+  frame->dropped_before = s->dropped - s->dropped_told;
+  s->dropped_told = s->dropped;
+  g_mutex_unlock (&s->lock);
 }
 
 CudaIpcClientStatus
@@ -742,7 +749,7 @@ cudaipc_client_receive_until (CudaIpcClient * client,
       continue;
     st = wait_copy_locked (client, item, deadline, error);
     if (st == CUDAIPC_CLIENT_OK)
-      item->frame.lent = count_lent_locked (client);
+      stamp_frame_locked (client, &item->frame);
     break;
   }
   client->in_receive = FALSE;

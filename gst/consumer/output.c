@@ -135,9 +135,7 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
   o->cuda_caps = backend == CUDAIPC_BACKEND_CUDA && features != NULL &&
       gst_caps_features_contains (features, CUDA_MEMORY_FEATURE);
   set_name (o, CUDAIPC_OUTPUT_NAME_IMPORTED);
-  if (backend != CUDAIPC_BACKEND_CUDA || features == NULL ||
-      !gst_caps_features_contains (features, CUDA_MEMORY_FEATURE) ||
-      mode == CUDAIPC_OUTPUT_IMPORTED) {
+  if (!o->cuda_caps || mode == CUDAIPC_OUTPUT_IMPORTED) {
     cudaipc_gstcuda_clear_query_pools (query);
     GST_DEBUG_OBJECT (element, "frames go out in the imported slots");
     return TRUE;

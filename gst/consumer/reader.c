@@ -38,8 +38,6 @@ struct _CudaIpcReader
   /* also the lock */
   CudaIpcMetaCounts metas;      /* since start() */
   guint64 copied;               /* frames that went out as copies */
-  guint64 drops_seen;           /* of the client's dropped, those
-                                 * take_drops() gave already */
   guint ring_limit;             /* auto max-held: the last ring's size
                                  * less one, at least 1; 0 before one */
 
@@ -322,7 +320,7 @@ cudaipc_reader_start (CudaIpcReader * r, GError ** error)
   r->connections = 0;
   g_mutex_lock (&r->lock);
   memset (&r->metas, 0, sizeof (r->metas));
-  r->copied = r->drops_seen = 0;
+  r->copied = 0;
   r->ring_limit = 0;
   g_mutex_unlock (&r->lock);
   return TRUE;
@@ -600,23 +598,6 @@ cudaipc_reader_count_copy (CudaIpcReader * r)
   g_mutex_unlock (&r->lock);
 }
 
-guint64
-cudaipc_reader_take_drops (CudaIpcReader * r, guint64 * total)
-{
-  CudaIpcClientStats cs = { 0, };
-  guint64 n;
-
-  if (r->client != NULL)
-    cudaipc_client_get_stats (r->client, &cs);
-  g_mutex_lock (&r->lock);
-  n = cs.dropped > r->drops_seen ? cs.dropped - r->drops_seen : 0;
-  r->drops_seen = cs.dropped;
-  g_mutex_unlock (&r->lock);
-  if (total)
-    *total = cs.dropped;
-  return n;
-}
-
 GstStructure *
 cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
 {
@@ -673,10 +654,10 @@ cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
   CudaIpcMetaCounts metas;
   guint64 copied;
 
-  if (r->client != NULL)
+  if (r->client != NULL) {
     cudaipc_client_get_stats (r->client, &cs);
-  if (r->client != NULL)
     cudaipc_client_peek_policy (r->client, &info);
+  }
   g_mutex_lock (&r->lock);
   metas = r->metas;
   copied = r->copied;

@@ -186,9 +186,6 @@ GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
 gboolean cudaipc_reader_should_copy (CudaIpcReader * reader,
     const CudaIpcClientFrame * frame);
 void cudaipc_reader_count_copy (CudaIpcReader * reader);
-/* Frames dropped (max-held, leaky) since the last call or start(); with
- * @total, all dropped since start(). */
-guint64 cudaipc_reader_take_drops (CudaIpcReader * reader, guint64 * total);
 /* With a connection's first frame (its ring and @caps known): the
  * connection as a "cudaipcsrc-connected" structure, or
  * "cudaipcsrc-reconnected" after a lost producer (docs/elements.md);
