@@ -353,13 +353,6 @@ cudaipc_publisher_set_live (CudaIpcPublisher * pub, gboolean live)
   cudaipc_server_wake (pub->server);
 }
 
-gboolean
-cudaipc_publisher_get_live (CudaIpcPublisher * pub)
-{
-  g_return_val_if_fail (pub != NULL, FALSE);
-  return g_atomic_int_get (&pub->live) != 0;
-}
-
 void
 cudaipc_publisher_set_wait_for_connection (CudaIpcPublisher * pub,
     gboolean wait)

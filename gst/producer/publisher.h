@@ -193,9 +193,8 @@ void cudaipc_publisher_set_flushing (CudaIpcPublisher * pub,
  * and again where it changes (then the ring is replaced). Not live, a
  * wait for a free slot with wait_when_full has no time limit: only the
  * caller's own (CudaIpcPublisherFrame's full_timeout_ms) ends it. FALSE
- * until set; any thread. */
+ * until set (the stats say which); any thread. */
 void cudaipc_publisher_set_live (CudaIpcPublisher * pub, gboolean live);
-gboolean cudaipc_publisher_get_live (CudaIpcPublisher * pub);
 
 /* The caps of the frames that follow (fixed raw video), and their
  * layout @info (the plane layout of a frame without a video meta, the

@@ -273,18 +273,6 @@ cudaipc_server_set_live (CudaIpcServer * s, gboolean live)
 }
 
 gboolean
-cudaipc_server_get_live (CudaIpcServer * s)
-{
-  gboolean live;
-
-  g_return_val_if_fail (s != NULL, FALSE);
-  g_mutex_lock (&s->lock);
-  live = s->live;
-  g_mutex_unlock (&s->lock);
-  return live;
-}
-
-gboolean
 cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
     guint64 frame_size, GError ** error)
 {

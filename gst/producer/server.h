@@ -228,7 +228,6 @@ gboolean cudaipc_server_set_caps (CudaIpcServer * server, const gchar * caps,
  * ring is in use and the value changes, the next acquire() builds a new
  * one. FALSE until set. */
 void cudaipc_server_set_live (CudaIpcServer * server, gboolean live);
-gboolean cudaipc_server_get_live (CudaIpcServer * server);
 
 /* Deadlines are g_get_monotonic_time() values: -1 waits as long as it
  * takes, a time already past does not wait. A wait also ends when
