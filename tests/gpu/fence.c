@@ -414,18 +414,46 @@ src_driver_calls (const gchar * ordering)
         60 * GST_SECOND);
     GstBuffer *buf;
     GstVideoInfo info;
-    GstMapInfo map;
+    GstVideoFrame frame;
+    guint8 *tight;
 
     if (sample == NULL)
       break;
     buf = gst_sample_get_buffer (sample);
     fail_unless (gst_video_info_from_caps (&info,
             gst_sample_get_caps (sample)));
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
-    if (map.size < info.size || cudaipc_test_check_pattern (map.data,
-            info.size, (guint) GST_BUFFER_OFFSET (buf), 0) >= 0)
-      bad++;
-    gst_buffer_unmap (buf, &map);
+    /* a frame copied into a CUDA pool has that pool's strides: the rows
+     * go back into the producer's tight layout before the check */
+    fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_READ));
+    tight = g_malloc (info.size);
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES (&frame); p++) {
+      const guint8 *row = GST_VIDEO_FRAME_PLANE_DATA (&frame, p);
+      guint8 *to = tight + GST_VIDEO_INFO_PLANE_OFFSET (&info, p);
+      gint comp[GST_VIDEO_MAX_COMPONENTS];
+      gsize width;
+
+      gst_video_format_info_component (info.finfo, p, comp);
+      width = GST_VIDEO_FRAME_COMP_WIDTH (&frame, comp[0]) *
+          GST_VIDEO_FRAME_COMP_PSTRIDE (&frame, comp[0]);
+      for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT (&frame, comp[0]);
+          y++, row += GST_VIDEO_FRAME_PLANE_STRIDE (&frame, p),
+          to += GST_VIDEO_INFO_PLANE_STRIDE (&info, p))
+        memcpy (to, row, width);
+    }
+    gst_video_frame_unmap (&frame);
+    if (cudaipc_test_check_pattern (tight, info.size,
+            (guint) GST_BUFFER_OFFSET (buf), 0) >= 0) {
+      GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+
+      /* which frames, in which memory, say where the ordering broke */
+      if (bad++ < 5)
+        g_print ("gpu-fence: frame %u (offset %" G_GUINT64_FORMAT ") bad, "
+            "%u memories, %s, caps %" GST_PTR_FORMAT "\n", n,
+            GST_BUFFER_OFFSET (buf), gst_buffer_n_memory (buf),
+            mem->allocator ? mem->allocator->mem_type : "?",
+            gst_sample_get_caps (sample));
+    }
+    g_free (tight);
     gst_sample_unref (sample);
     n++;
   }
@@ -437,6 +465,17 @@ src_driver_calls (const gchar * ordering)
   calls = cudaipc_test_stats_uint64 (src, "driver-calls");
   pushed = cudaipc_test_stats_uint64 (src, "frames-pushed");
   received = cudaipc_test_stats_uint64 (src, "frames-received");
+  {
+    GstStructure *st = NULL;
+    gchar *text;
+
+    g_object_get (src, "stats", &st, NULL);
+    text = st ? gst_structure_to_string (st) : g_strdup ("no stats");
+    g_print ("gpu-fence: ordering=%s: %s\n", ordering, text);
+    g_free (text);
+    if (st)
+      gst_structure_free (st);
+  }
   g_print ("gpu-fence: ordering=%s: cuipcsrc pushed %" G_GUINT64_FORMAT
       " frames (%u bad) with %" G_GUINT64_FORMAT " driver calls: %.3f per "
       "frame\n", ordering, pushed, bad, calls,
