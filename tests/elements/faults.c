@@ -175,8 +175,10 @@ stopped_consumer_case (const gchar * on_full)
 
   good1 = spawn_node ("consumer", NULL);
   good2 = spawn_node ("consumer", NULL);
+  /* copy-threshold=0: no pool of copies of its own in the device memory
+   * counted below */
   victim = spawn_node ("consumer", "--hold", "4", "--src",
-      "reconnect=true", NULL);
+      "reconnect=true copy-threshold=0", NULL);
   p = spawn_node ("producer", "--frames", "500", "--fps", "100",
       "--clients", "3", "--sink", props, "--gpu-free-at", "100,480", NULL);
   /* the producer waits for three consumers, then plays for 5 s */
