@@ -335,26 +335,6 @@ report_drops (GstCuIpcSrc * self, GstBuffer * buf, guint64 n)
   self->drops_unwarned = 0;
 }
 
-/* Whether downstream may take frames in CUDA memory. */
-static gboolean
-peer_takes_cuda (GstCuIpcSrc * self)
-{
-  GstCaps *caps = gst_pad_peer_query_caps (GST_BASE_SRC_PAD (self), NULL);
-  gboolean takes = FALSE;
-
-  if (caps == NULL)
-    return FALSE;
-  for (guint i = 0; !takes && i < gst_caps_get_size (caps); i++) {
-    GstCapsFeatures *f = gst_caps_get_features (caps, i);
-
-    takes = gst_caps_features_is_any (f) ||
-        gst_caps_features_contains (f, CUDA_MEMORY_FEATURE);
-  }
-  takes = takes || gst_caps_is_any (caps);
-  gst_caps_unref (caps);
-  return takes;
-}
-
 /* @buf out as a copy in memory of our own where downstream holds
  * copy-threshold slots already (@copy), else as output-memory says. */
 static GstBuffer *
@@ -418,9 +398,6 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         self->backend = item.backend;
         self->announce = TRUE;
         cudaipc_downstream_connected (self->downstream);
-        if (self->backend == CUDAIPC_BACKEND_CUDA && peer_takes_cuda (self))
-          cudaipc_output_prepare (self->output, GST_ELEMENT (self),
-              cudaipc_reader_get_device_id (self->reader));
         break;
       case CUDAIPC_READER_LOST:
         ret = producer_lost (self, &item, err);

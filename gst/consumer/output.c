@@ -115,8 +115,6 @@ cudaipc_output_reset (CudaIpcOutput * o)
   set_ctx (o, NULL);
 }
 
-static void ready_copier (CudaIpcOutput * o, GstElement * element);
-
 gboolean
 cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
     GstQuery * query, CudaIpcBackend backend, CudaIpcOutputMode mode,
@@ -140,7 +138,6 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
   if (!o->cuda_caps || mode == CUDAIPC_OUTPUT_IMPORTED) {
     cudaipc_gstcuda_clear_query_pools (query);
     GST_DEBUG_OBJECT (element, "frames go out in the imported slots");
-    ready_copier (o, element);
     return TRUE;
   }
 
@@ -154,7 +151,6 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
   if (o->cuda_out == NULL && err == NULL) {
     GST_DEBUG_OBJECT (element, "no CUDA pool downstream: frames go out in "
         "the imported slots");
-    ready_copier (o, element);
     return TRUE;
   }
   if (o->cuda_out == NULL) {
@@ -164,7 +160,6 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
     }
     GST_INFO_OBJECT (element, "frames go out in the imported slots: %s",
         err->message);
-    ready_copier (o, element);
     return TRUE;
   }
   set_name (o, cudaipc_gstcuda_out_wraps (o->cuda_out) ?
@@ -255,42 +250,6 @@ ensure_copier (CudaIpcOutput * o, GstElement * element, GError ** error)
   g_clear_object (&ctx);
   o->no_copier = o->copier == NULL;
   return o->copier;
-}
-
-/* Frames in the imported slots of CUDA memory caps may have to be copied
- * (copy-threshold): the copies' pool is made with the caps, before the
- * first frame goes out, not at the first copy, which a live stream would
- * wait for. */
-static void
-ready_copier (CudaIpcOutput * o, GstElement * element)
-{
-  g_autoptr (GError) err = NULL;
-
-  if (!o->cuda_caps || o->caps == NULL)
-    return;
-  if (ensure_copier (o, element, &err) != NULL)
-    GST_DEBUG_OBJECT (element, "a pool for copies of hoarded frames is ready");
-  else
-    GST_INFO_OBJECT (element, "no pool for copies of hoarded frames: %s",
-        err ? err->message : "GStreamer's CUDA library is not usable");
-}
-
-void
-cudaipc_output_prepare (CudaIpcOutput * o, GstElement * element,
-    gint device_id)
-{
-  GObject *ctx;
-  gint64 start = g_get_monotonic_time ();
-
-  if (!cudaipc_gstcuda_load ())
-    return;
-  ctx = get_ctx (o);
-  if (cudaipc_gstcuda_ensure_context (element, device_id, &ctx)) {
-    set_ctx (o, ctx);
-    GST_DEBUG_OBJECT (element, "CUDA context for device %d ready in %"
-        G_GINT64_FORMAT " us", device_id, g_get_monotonic_time () - start);
-  }
-  g_clear_object (&ctx);
 }
 
 GstBuffer *

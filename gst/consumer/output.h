@@ -75,14 +75,6 @@ gboolean cudaipc_output_copies (CudaIpcOutput * output);
  * GError where it failed). */
 GstBuffer *cudaipc_output_copy (CudaIpcOutput * output, GstElement * element,
     GstBuffer * buf, gboolean * copied, GError ** error);
-/* Before the first frame of a connection to a producer on the cuda
- * backend, where downstream may take CUDA memory: finds or makes the
- * pipeline's GstCudaContext for device @device_id now, so that the first
- * copy of a frame (which needs it) does not stall a live stream for the
- * time a CUDA context takes to make. Nothing happens where GStreamer's
- * CUDA library is not usable. */
-void cudaipc_output_prepare (CudaIpcOutput * output, GstElement * element,
-    gint device_id);
 void cudaipc_output_set_context (CudaIpcOutput * output,
     GstElement * element, GstContext * context, gint device_id);
 gboolean cudaipc_output_handle_query (CudaIpcOutput * output,
