@@ -30,9 +30,8 @@ cudaipc_server_acquire_in_place (CudaIpcServer * s, guint64 size,
       cancel, &slot, error);
   if (status != CUDAIPC_SERVER_OK) {
     /* upstream writes this frame into plain memory: render() copies it
-     * into a slot, which the pool leaves free for it until the caller
-     * says the frame is gone (cudaipc_server_plain_returned()) */
-    if (status == CUDAIPC_SERVER_NO_RING)
+     * into a slot, which the pool leaves free for it meanwhile */
+    if (status == CUDAIPC_SERVER_NO_RING && !s->stopped)
       s->plain_lent++;
     g_mutex_unlock (&s->lock);
     return status;
@@ -94,18 +93,4 @@ cudaipc_slot_ticket_free (CudaIpcSlotTicket * t)
   cudaipc_ring_unref (t->ring);
   cudaipc_server_unref (s);
   g_free (t);
-}
-
-void
-cudaipc_server_plain_returned (CudaIpcServer * s)
-{
-  g_return_if_fail (s != NULL);
-
-  g_mutex_lock (&s->lock);
-  if (s->plain_lent > 0) {
-    s->plain_lent--;
-    /* a slot it kept free may be lent in place now */
-    g_cond_broadcast (&s->cond);
-  }
-  g_mutex_unlock (&s->lock);
 }

@@ -116,11 +116,10 @@ struct _CudaIpcServer
                                  * the ring: the next acquire() replaces it */
   guint64 rings_retired;
   gboolean live;                /* RING's LIVE bit */
-  /* plain memories the in-place pool lent upstream (no ring for them)
-   * and not yet gone: render() copies each into a slot, so as many free
-   * slots are kept for them, else upstream could hold every slot the
-   * consumers do not, queued behind them, and their copies wait for
-   * ever */
+  /* frames the in-place pool sent upstream to plain memory (no ring for
+   * them), which render() will copy into a slot: while any is on its way
+   * the pool lends no slot, else upstream could hold every slot the
+   * consumers do not, queued behind it, and its copy wait for ever */
   guint plain_lent;
   gboolean live_changed;        /* since the ring was built */
   gchar *caps_str;

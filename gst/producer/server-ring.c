@@ -291,20 +291,17 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
     /* again after every wait: a consumer dropped meanwhile may have
      * retired the ring */
     if (in_place) {
+      /* while frames upstream wrote into plain memory are on their way to
+       * render(), which copies each into a slot, upstream gets plain
+       * memory too: slots lent to it now would queue behind those frames
+       * and could leave none free for their copies */
       if (s->ring == NULL || s->retire_ring || s->live_changed ||
-          cudaipc_ring_get_slot_size (s->ring) < size)
+          s->plain_lent > 0 || cudaipc_ring_get_slot_size (s->ring) < size)
         return CUDAIPC_SERVER_NO_RING;
     } else if (!ensure_ring_locked (s, size, error)) {
       return CUDAIPC_SERVER_ERROR;
     }
-    /* frames upstream wrote into plain memory are on their way to
-     * render(), which copies each into a free slot: that many free slots
-     * are theirs, and a slot lent in place (which would queue behind
-     * those frames) comes only from the rest */
-    if (in_place && cudaipc_ring_get_n_free (s->ring) <= s->plain_lent)
-      slot = -1;
-    else
-      slot = cudaipc_ring_acquire (s->ring);
+    slot = cudaipc_ring_acquire (s->ring);
     if (slot >= 0)
       break;
     now = g_get_monotonic_time ();
@@ -328,6 +325,9 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
       wait_locked (s, deadline_us);
   }
 
+  /* a copy took its slot: perhaps the one of a plain frame */
+  if (!in_place && s->plain_lent > 0)
+    s->plain_lent--;
   *slot_out = (guint) slot;
   return CUDAIPC_SERVER_OK;
 }

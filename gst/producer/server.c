@@ -365,6 +365,9 @@ cudaipc_server_set_flushing (CudaIpcServer * s, gboolean flushing)
 
   g_mutex_lock (&s->lock);
   s->flushing = flushing;
+  /* plain frames on their way are flushed with the rest */
+  if (flushing)
+    s->plain_lent = 0;
   g_cond_broadcast (&s->cond);
   g_mutex_unlock (&s->lock);
 }

@@ -312,16 +312,12 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  * that as usual. It does not see wake(); FLUSHING when flushing, or once
  * @cancel (may be NULL) is set and kick() called. OK: @ticket lends the
  * slot, which stays WRITING (no other frame takes it) until the ticket is
- * freed or the slot published. After NO_RING, one free slot stays out of what acquire_in_place() lends, kept
- * for render()'s copy of the frame upstream writes elsewhere, until the
- * caller calls plain_returned() once that frame is gone (rendered or
- * not). */
+ * freed or the slot published. */
 typedef struct _CudaIpcSlotTicket CudaIpcSlotTicket;
 
 CudaIpcServerStatus cudaipc_server_acquire_in_place (CudaIpcServer * server,
     guint64 size, gint64 deadline_us, const gint * cancel,
     CudaIpcSlotTicket ** ticket, GError ** error);
-void cudaipc_server_plain_returned (CudaIpcServer * server);
 /* Makes every wait look again at what ends it (acquire_in_place()'s
  * @cancel). */
 void cudaipc_server_kick (CudaIpcServer * server);

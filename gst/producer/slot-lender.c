@@ -19,16 +19,6 @@
  * after a wait */
 static G_DEFINE_QUARK (cudaipc-slot-hold, hold);
 static G_DEFINE_QUARK (cudaipc-slot-waited, waited);
-static G_DEFINE_QUARK (cudaipc-slot-plain, plain);
-
-/* A plain memory lent for want of a ring: the server keeps a slot free
- * for render()'s copy of it until it is gone */
-static void
-plain_gone (gpointer server)
-{
-  cudaipc_server_plain_returned (server);
-  cudaipc_server_unref (server);
-}
 
 /* Where the lender lies in an instance of each pool type: written in
  * the pools' class_init, which GLib runs one at a time, read by any
@@ -193,9 +183,6 @@ plain_buffer (CudaIpcSlotLender * lender, GstBufferPool * pool,
   if (waited)
     gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), waited_quark (),
         GINT_TO_POINTER (1), NULL);
-  else
-    gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), plain_quark (),
-        cudaipc_server_ref (lender->server), plain_gone);
   return wrap (lender, mem);
 }
 
