@@ -20,9 +20,14 @@
  *    stride[p] bytes apart, both from the buffer's GstVideoMeta: the
  *    producer's layout, not necessarily the caps' default one (that of
  *    the caps' GstVideoInfo is for a buffer without a meta).
- *  - Ready: cuipcsrc waits on the slot's interprocess CUDA event before
- *    it pushes a frame, so the producer's copy is complete when the sample
- *    arrives; any stream may read it at once.
+ *  - Ready: cuipcsrc waits for the producer's copy into the slot (its
+ *    fence) before it pushes a frame, so the frame is complete when the
+ *    sample arrives; any stream may read it at once.
+ *  - Copies: while this program holds copy-threshold frames (half the
+ *    producer's ring by default: those appsink queues and the one being
+ *    read), the next frames come as copies in a CUDA buffer pool of the
+ *    source's own, with that pool's strides, and their slots go back to
+ *    the producer at once.
  *  - Read-only: the slot is shared with every other consumer (write maps
  *    fail).
  *  - Release: the slot goes back to the producer when the buffer's last

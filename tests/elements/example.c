@@ -115,7 +115,20 @@ check_frames (Node * ex, gint width, gint height)
     hash = g_ascii_strtoull (value (line, "fnv1a"), NULL, 16);
     fail_unless_equals_uint64 (offset, n);
     fail_unless (strstr (line, POINTER) != NULL, "not" POINTER ": %s", line);
-    fail_unless (strstr (line, layout) != NULL, "not %s: %s", layout, line);
+    /* the producer's layout; a frame that came while the program held
+     * copy-threshold others is a copy, in the rows of a pool of its own */
+    if (strstr (line, layout) == NULL) {
+      gint pitch0 = 0, pitch1 = 0;
+      guint64 off1 = 0;
+
+      fail_unless (n > 0, "the first frame is not in the producer's layout "
+          "%s: %s", layout, line);
+      fail_unless_equals_int (sscanf (value (line, "pitch"), "%d,%d "
+              "offsets=0,%" G_GUINT64_FORMAT, &pitch0, &pitch1, &off1), 3);
+      fail_unless (pitch0 >= width && pitch1 == pitch0 &&
+          off1 >= (guint64) pitch0 * height, "neither %s nor a copy's "
+          "layout: %s", layout, line);
+    }
     fail_unless (hash == expected_hash (width, height, (guint) offset),
         "frame %" G_GUINT64_FORMAT ": fnv1a %016" G_GINT64_MODIFIER "x, "
         "expected %016" G_GINT64_MODIFIER "x", offset, hash,
