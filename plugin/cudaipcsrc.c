@@ -275,6 +275,18 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
             cudaipc_reader_get_path (self->reader)),
         ("%s (counted in stats metas-refused; warned once a connection)",
             metas_err->message));
+  {
+    g_autofree gchar *refusal =
+        cudaipc_reader_take_event_refusal (self->reader);
+
+    if (refusal != NULL)
+      GST_ELEMENT_WARNING (self, STREAM, DECODE,
+          ("The producer on %s sent events this consumer refused; they "
+              "are dropped, the frames go out",
+              cudaipc_reader_get_path (self->reader)),
+          ("%s (counted in stats events-refused; warned once a "
+              "connection)", refusal));
+  }
   cudaipc_downstream_stamp (self->downstream, f, buf, is_passthrough (self));
 
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT " in slot %u: %"

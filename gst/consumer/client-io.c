@@ -50,6 +50,7 @@ cudaipc_session_unref (Session * s)
   g_warn_if_fail (s->conn == NULL);
   cudaipc_conn_free (s->conn);
   g_mutex_clear (&s->lock);
+  g_free (s->event_refusal);
   g_free (s);
 }
 

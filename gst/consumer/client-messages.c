@@ -642,7 +642,8 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
 /* Events */
 
 static CudaIpcClientStatus
-handle_event (const CudaIpcEventMsg * m, CudaIpcClientItem * item)
+handle_event (CudaIpcClient * client, const CudaIpcEventMsg * m,
+    CudaIpcClientItem * item)
 {
   g_autoptr (GError) err = NULL;
 
@@ -650,8 +651,14 @@ handle_event (const CudaIpcEventMsg * m, CudaIpcClientItem * item)
       m->structure);
   item->event = cudaipc_media_parse_event (m, &err);
   if (item->event == NULL) {
-    /* not worth ending the stream for */
+    /* not worth ending the stream for: counted, and said once a
+     * connection by whoever takes the refusal */
     GST_WARNING ("ignoring %s", err->message);
+    g_mutex_lock (&client->session->lock);
+    client->session->events_refused++;
+    if (client->session->event_refusal == NULL)
+      client->session->event_refusal = g_strdup (err->message);
+    g_mutex_unlock (&client->session->lock);
     return CUDAIPC_CLIENT_OK;
   }
   item->type = CUDAIPC_CLIENT_ITEM_EVENT;
@@ -693,7 +700,7 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
     case CUDAIPC_MSG_FRAME:
       return handle_frame (client, &msg->u.frame, item, error);
     case CUDAIPC_MSG_EVENT:
-      return handle_event (&msg->u.event, item);
+      return handle_event (client, &msg->u.event, item);
     case CUDAIPC_MSG_BYE:
       item->said_bye = TRUE;
       item->bye_reason = msg->u.bye.reason;

@@ -92,6 +92,8 @@ typedef struct
   guint64 driver_calls;         /* CUDA driver calls made for frames: per
                                  * frame, a context push, the fence wait
                                  * and the pop */
+  guint64 events_refused;       /* EVENTs that did not parse or named more
+                                 * new names than the process takes */
   gboolean peer;                /* the producer is on another GPU, read
                                  * through peer access */
 } CudaIpcClientStats;

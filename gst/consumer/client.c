@@ -180,6 +180,7 @@ cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
   stats->generation = s->generation;
   stats->imports = s->imports;
   stats->driver_calls = s->driver_calls;
+  stats->events_refused = s->events_refused;
   g_mutex_unlock (&s->lock);
   stats->peer = g_atomic_int_get (&client->peer) != 0;
 }
@@ -195,7 +196,20 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
   s->received = s->dropped = s->released = s->discarded = 0;
   s->dropped_told = 0;
   s->driver_calls = 0;
+  s->events_refused = 0;
   g_mutex_unlock (&s->lock);
+}
+
+gchar *
+cudaipc_client_take_event_refusal (CudaIpcClient * client)
+{
+  gchar *text;
+
+  g_return_val_if_fail (client != NULL, NULL);
+  g_mutex_lock (&client->session->lock);
+  text = g_steal_pointer (&client->session->event_refusal);
+  g_mutex_unlock (&client->session->lock);
+  return text;
 }
 
 gboolean

@@ -44,6 +44,8 @@ struct _CudaIpcReader
   /* the owning thread */
   gchar *path;                  /* socket_path while started */
   guint connections;            /* made since start() */
+  gboolean warned_events;       /* refused events were reported on this
+                                 * connection */
   gboolean warned_metas;        /* refused metas were reported on this
                                  * connection */
 };
@@ -442,6 +444,7 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   }
   r->connections++;
   r->warned_metas = FALSE;
+  r->warned_events = FALSE;
   item->connections = r->connections;
   item->backend = cudaipc_client_get_backend (r->client);
   return CUDAIPC_READER_CONNECTED;
@@ -570,6 +573,22 @@ cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
   return buf;
 }
 
+gchar *
+cudaipc_reader_take_event_refusal (CudaIpcReader * r)
+{
+  gchar *text;
+
+  if (r->client == NULL)
+    return NULL;
+  text = cudaipc_client_take_event_refusal (r->client);
+  if (text == NULL || r->warned_events) {
+    g_free (text);
+    return NULL;
+  }
+  r->warned_events = TRUE;
+  return text;
+}
+
 gboolean
 cudaipc_reader_should_copy (CudaIpcReader * r,
     const CudaIpcClientFrame * frame)
@@ -670,6 +689,7 @@ cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
       "metas-received", G_TYPE_UINT64, (guint64) metas.carried,
       "metas-skipped", G_TYPE_UINT64, (guint64) metas.skipped,
       "metas-refused", G_TYPE_UINT64, (guint64) metas.dropped,
+      "events-refused", G_TYPE_UINT64, cs.events_refused,
       "frames-released", G_TYPE_UINT64, cs.released,
       "held", G_TYPE_UINT, cs.held,
       "generation", G_TYPE_UINT, cs.generation,

@@ -178,6 +178,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
  * for the caller to report. */
 GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
     CudaIpcClientFrame * frame, GError ** metas_error);
+/* Why an EVENT of the producer was refused (it did not parse, or named
+ * more new names than the process takes: media/peer-names.h), the first
+ * time one is on a connection, for the caller to report; else NULL. The
+ * events are dropped and counted in stats events-refused. */
+gchar *cudaipc_reader_take_event_refusal (CudaIpcReader * reader);
 /* Whether @frame (just received) should go out as a copy in the
  * caller's own memory, its slot given back at once: the caller holds
  * copy-threshold slots or more already (downstream keeps frames: an

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "media/media.h"
+#include "media/peer-names.h"
 #include "common/error.h"
 
 /* Bounds before parsing */
@@ -136,6 +137,12 @@ cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
    * field): a string naming a type this process has not registered yet
    * does not parse, so register them first. */
   gst_video_multiview_flagset_get_type ();
+  /* the names it would intern, counted first */
+  if (!cudaipc_peer_names_admit_text (str, &err)) {
+    g_set_error (error, CUDAIPC_ERROR, err->code, "caps refused: %s",
+        err->message);
+    return NULL;
+  }
   caps = gst_caps_from_string (str);
   if (caps == NULL || gst_caps_get_size (caps) != 1) {
     gst_clear_caps (&caps);
@@ -466,10 +473,16 @@ get_enum_or_int (const GstStructure * st, const gchar * field, GType type,
 static gboolean
 parse_segment (const gchar * str, GstSegment * seg, const gchar ** why)
 {
-  g_autoptr (GstStructure) st = gst_structure_from_string (str, NULL);
+  g_autoptr (GstStructure) st = NULL;
   gint format, flags;
   guint64 v;
 
+  if (!g_str_has_prefix (str, "cudaipc-segment") ||
+      !cudaipc_peer_names_admit_text (str, NULL)) {
+    *why = "not a cudaipc-segment structure, or new names past the budget";
+    return FALSE;
+  }
+  st = gst_structure_from_string (str, NULL);
   if (st == NULL || !gst_structure_has_name (st, "cudaipc-segment")) {
     *why = "not a cudaipc-segment structure";
     return FALSE;
@@ -525,6 +538,13 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
           &err)) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
         "event structure %s", err->message);
+    return NULL;
+  }
+  /* the names it would intern (a segment's are GStreamer's own) */
+  if (m->event_type != GST_EVENT_SEGMENT && m->event_type != GST_EVENT_EOS &&
+      !cudaipc_peer_names_admit_text (m->structure, &err)) {
+    g_set_error (error, CUDAIPC_ERROR, err->code, "event refused: %s",
+        err->message);
     return NULL;
   }
   switch (m->event_type) {

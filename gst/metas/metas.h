@@ -30,8 +30,8 @@
  * entries in it and the items in each are bounded (CUDAIPC_MAX_META_*),
  * structure strings (region parameters, reference caps, serialized metas)
  * nest at most as deep as event structures, and names the consumer has
- * never seen are interned at most CUDAIPC_MAX_META_NAMES times per
- * process (GQuarks are never freed). The first entry that breaks a rule
+ * never seen count against the one budget of names a process takes from
+ * peers (media/peer-names.h; GQuarks are never freed). The first entry that breaks a rule
  * ends the decoding: what was decoded before it stays on the buffer, the
  * rest is dropped, and the error says why; the frame itself is fine.
  *
@@ -41,6 +41,7 @@
 
 #include <gst/gst.h>
 #include "wire/protocol.h"
+#include "media/peer-names.h"
 
 G_BEGIN_DECLS
 
@@ -54,9 +55,9 @@ G_BEGIN_DECLS
 #define CUDAIPC_MAX_META_RELATIONS 4096
 /* Bytes of one string of a meta at most (names, structures, caps). */
 #define CUDAIPC_MAX_META_STRING 4096
-/* Names (region types, object and class names) a consumer process
- * interns from producers' metas at most, beyond those it knew. */
-#define CUDAIPC_MAX_META_NAMES 4096
+/* Names a consumer process interns from producers at most, beyond those
+ * it knew: metas, caps and events together (media/peer-names.h). */
+#define CUDAIPC_MAX_META_NAMES CUDAIPC_MAX_PEER_NAMES
 
 /* Which metas travel: every one this library can carry, none, or those
  * whose API type names are in a list. */

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "media/media.h"
+#include "media/peer-names.h"
 #include "metas/metas-private.h"
 #include "metas/structure-codec.h"
 
@@ -190,10 +191,6 @@ cudaipc_metas_put_structure (GstByteWriter * w, const GstStructure * st)
 
 /* Reading */
 
-/* Names from a producer become GQuarks, which live for the whole
- * process: only so many new ones. */
-static gint names_made;
-
 /* A name with a rule is checked once a blob, as its quark is looked up
  * once. */
 gboolean
@@ -225,17 +222,11 @@ cudaipc_metas_peer_quark (CudaIpcMetaNames * names, const gchar * s,
   }
   if (rule && !cudaipc_metas_name_valid (s))
     return cudaipc_metas_bad (error, rule);
-  *out = g_quark_try_string (s);
-  if (*out == 0) {
-    if (g_atomic_int_add (&names_made, 1) >= CUDAIPC_MAX_META_NAMES) {
-      g_atomic_int_add (&names_made, -1);
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-          "more than %d names this process did not know came in metas",
-          CUDAIPC_MAX_META_NAMES);
-      return FALSE;
-    }
-    *out = g_quark_from_string (s);
-  }
+  /* names from a producer become GQuarks, which live for the whole
+   * process: one budget for them all (media/peer-names.h) */
+  if (!cudaipc_peer_names_admit (s, error))
+    return FALSE;
+  *out = g_quark_from_string (s);
   i = names->next;
   names->str[i] = s;
   names->quark[i] = *out;
@@ -250,7 +241,8 @@ parse_structure (const gchar * s, GError ** error)
 {
   GstStructure *st;
 
-  if (!cudaipc_media_check_nesting (s, CUDAIPC_MAX_EVENT_NESTING, error))
+  if (!cudaipc_media_check_nesting (s, CUDAIPC_MAX_EVENT_NESTING, error) ||
+      !cudaipc_peer_names_admit_text (s, error))
     return NULL;
   st = gst_structure_from_string (s, NULL);
   if (st == NULL)

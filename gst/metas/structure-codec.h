@@ -11,7 +11,8 @@
  *
  * Names from a producer (structure and field names, region types, object
  * and class names) become GQuarks, which a process never frees: at most
- * CUDAIPC_MAX_META_NAMES new ones a process, counted here. A
+ * CUDAIPC_MAX_PEER_NAMES new ones a process, from metas, caps and events
+ * together (media/peer-names.h). A
  * CudaIpcMetaNames, on the decoder's stack, remembers the last few names
  * of one blob, so that a name it repeats is looked up once; its strings
  * point into that blob.
@@ -46,7 +47,7 @@ G_GNUC_INTERNAL gboolean cudaipc_metas_name_valid (const gchar * s);
 /* @s, a producer's name, as a quark (0 for ""). With @rule (what the name
  * is, for the error), a structure or field name, which must keep
  * GStreamer's rule and may not be empty. FALSE with a CUDAIPC_ERROR_LIMIT
- * error once the process made CUDAIPC_MAX_META_NAMES new quarks. */
+ * error once the process took CUDAIPC_MAX_PEER_NAMES new names. */
 G_GNUC_INTERNAL gboolean cudaipc_metas_peer_quark (CudaIpcMetaNames * names,
     const gchar * s, const gchar * rule, GQuark * out, GError ** error);
 

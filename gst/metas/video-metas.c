@@ -12,6 +12,7 @@
 #include <gst/video/video.h>
 
 #include "media/media.h"
+#include "media/peer-names.h"
 #include "metas/metas-private.h"
 #include "metas/structure-codec.h"
 
@@ -218,7 +219,8 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
       !gst_byte_reader_get_uint64_le (r, &duration))
     return cudaipc_metas_bad (error, "a reference timestamp is truncated");
   if (!cudaipc_metas_at_end (r, error) ||
-      !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error))
+      !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error) ||
+      !cudaipc_peer_names_admit_text (str, error))
     return FALSE;
   caps = gst_caps_from_string (str);
   if (caps == NULL)

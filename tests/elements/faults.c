@@ -14,6 +14,8 @@
 #endif
 
 #include <pwd.h>
+#include <string.h>
+#include <sys/wait.h>
 
 #include "ipc-nodes.h"
 #include "test-main.h"
@@ -287,6 +289,74 @@ bad_metas_case (const gchar * mode, guint64 carried_per_frame)
   node_free (p);
 }
 
+/* The peak resident memory of @pid so far, in KiB (0 once it is gone). */
+static guint64
+peak_rss_kb (GPid pid)
+{
+  gchar *path = g_strdup_printf ("/proc/%d/status", (int) pid), *text = NULL;
+  const gchar *at;
+  guint64 kb = 0;
+
+  if (g_file_get_contents (path, &text, NULL, NULL) &&
+      (at = strstr (text, "VmHWM:")) != NULL)
+    kb = g_ascii_strtoull (at + 6, NULL, 10);
+  g_free (text);
+  g_free (path);
+  return kb;
+}
+
+/* A producer whose custom events name about a million names no process
+ * knew: past the budget a process takes from peers the events are
+ * refused, counted and warned of once, every frame goes out intact, and
+ * the consumer's memory stays bounded (it grew to over 700 MB when
+ * GStreamer's parser interned them all). */
+GST_START_TEST (test_producer_floods_new_names)
+{
+  const gchar *rogue = g_getenv ("CUDAIPC_ROGUE_PRODUCER");
+  gchar *argv[] = { (gchar *) rogue, sock, (gchar *) "--frames",
+    (gchar *) "30", (gchar *) "--mode", (gchar *) "names", NULL
+  };
+  guint64 peak = 0;
+  guint samples = 0;
+  siginfo_t info;
+  Node *c, *p;
+
+  fail_unless (rogue != NULL, "CUDAIPC_ROGUE_PRODUCER is not set");
+  p = spawn_argv (argv);
+  c = spawn_node ("consumer", "--src", "reconnect=false", NULL);
+  for (gint64 end = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+      g_get_monotonic_time () < end;) {
+    memset (&info, 0, sizeof (info));
+    if (waitid (P_PID, c->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != 0)
+      break;
+    peak = MAX (peak, peak_rss_kb (c->pid));
+    samples++;
+    drain (c->out_fd, c->out);
+    drain (c->err_fd, c->err);
+    g_usleep (20 * 1000);
+  }
+  wait_node (c, 60);
+  wait_node (p, 60);
+  assert_exit_ok (c);
+  assert_exit_ok (p);
+  g_print ("new names: the consumer got %" G_GUINT64_FORMAT " frames (bad %"
+      G_GUINT64_FORMAT "), %" G_GUINT64_FORMAT " warning(s), peak RSS %"
+      G_GUINT64_FORMAT " KiB (%u samples)\n", field (c, "frames"),
+      field (c, "bad"), field (c, "warnings"), peak, samples);
+  fail_unless_equals_uint64 (field (c, "frames"), 30);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless_equals_uint64 (field (c, "warnings"), 1);
+  fail_unless (strstr (c->err->str, "sent events this consumer refused"),
+      "no warning: %s", c->err->str);
+  fail_unless (peak > 0 && peak < 100 * 1024, "peak RSS %" G_GUINT64_FORMAT
+      " KiB", peak);
+  node_free (c);
+  node_free (p);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_producer_bad_metas)
 {
   /* the good crop before the bad entry stays */
@@ -517,6 +587,7 @@ faults_suite (void)
   tcase_add_test (tc, test_stopped_consumer_wait);
   tcase_add_test (tc, test_stopped_consumer_drop);
   tcase_add_test (tc, test_producer_bad_metas);
+  tcase_add_test (tc, test_producer_floods_new_names);
   tcase_add_test (tc, test_rogue_garbage);
   tcase_add_test (tc, test_rogue_bad_release);
   tcase_add_test (tc, test_rogue_flood);

@@ -14,6 +14,8 @@
  *   truncated  an entry whose header names more bytes than there are
  *   deep       a region of interest with a parameter nested 16 deep
  *   many       crops up to the metas' byte limit: more than 1024 metas
+ *   names      before each frame, custom events that name 100 names no
+ *              process knew each, about a million in 30 frames
  * Prints "rogue-producer frames=N sent=S" and exits 0 once the consumer
  * said BYE or closed; 1 on a failure of its own.
  */
@@ -125,6 +127,34 @@ wait_release (CudaIpcConn * conn, gboolean * busy, guint slot)
   return TRUE;
 }
 
+/* Custom events before frame @n: 100 new names each, 1,000,000 in all
+ * over 30 frames. */
+static gboolean
+send_names (CudaIpcConn * conn, gint n)
+{
+  guint per_frame = 1000 * 1000 / 100 / MAX (frames, 1) + 1;
+
+  for (guint e = 0; e < per_frame; e++) {
+    GString *s = g_string_new (NULL);
+    CudaIpcMsg msg;
+    gboolean ok;
+
+    g_string_append_printf (s, "rogue-%d-%d-%u", (int) getpid (), n, e);
+    for (guint f = 1; f < 100; f++)
+      g_string_append_printf (s, ", rogue-field-%d-%u-%u=(int)%u", n, e, f,
+          f);
+    cudaipc_msg_init (&msg, CUDAIPC_MSG_EVENT);
+    msg.u.event.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+    msg.u.event.running_time = GST_CLOCK_TIME_NONE;
+    msg.u.event.structure = s->str;
+    ok = send_msg (conn, &msg);
+    g_string_free (s, TRUE);
+    if (!ok)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 run (const gchar * path, guint * sent)
 {
@@ -205,6 +235,8 @@ run (const gchar * path, guint * sent)
       g_printerr ("rogue-producer: %s\n", err->message);
       goto out;
     }
+    if (g_strcmp0 (mode, "names") == 0 && !send_names (conn, n))
+      goto out;
     blob = blob_for (n);
     cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
     msg.u.frame.generation = GEN;

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Names a peer makes this process intern (peer-names.h has the contract).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "media/peer-names.h"
+#include "common/error.h"
+
+/* the scan stops descending here (the callers bound nesting before) */
+#define MAX_DEPTH 16
+
+static gint admitted;
+
+typedef struct
+{
+  GPtrArray *names;             /* new ones, each once */
+  GHashTable *seen;             /* the same strings */
+} Scan;
+
+/* GStreamer's characters of a bare string (GST_ASCII_IS_STRING) */
+static gboolean
+is_name_char (gchar c)
+{
+  return g_ascii_isalnum (c) || (c != '\0' && strchr ("_-+/:.", c) != NULL);
+}
+
+static const gchar *
+skip_spaces (const gchar * p, const gchar * end)
+{
+  while (p < end && g_ascii_isspace (*p))
+    p++;
+  return p;
+}
+
+static const gchar *
+bare_end (const gchar * p, const gchar * end)
+{
+  while (p < end && is_name_char (*p))
+    p++;
+  return p;
+}
+
+static void
+add (Scan * scan, const gchar * start, const gchar * stop)
+{
+  gchar *name;
+
+  if (stop <= start)
+    return;
+  name = g_strndup (start, stop - start);
+  if (g_quark_try_string (name) != 0 ||
+      g_hash_table_contains (scan->seen, name)) {
+    g_free (name);
+    return;
+  }
+  g_hash_table_add (scan->seen, name);
+  g_ptr_array_add (scan->names, name);
+}
+
+/* The end of a quoted string starting at @p (its opening quote): past
+ * the closing one, or @end. */
+static const gchar *
+quoted_end (const gchar * p, const gchar * end)
+{
+  for (p++; p < end; p++) {
+    if (*p == '\\' && p + 1 < end)
+      p++;
+    else if (*p == '"')
+      return p + 1;
+  }
+  return end;
+}
+
+static void scan_structures (Scan * scan, const gchar * p,
+    const gchar * end, guint depth);
+
+/* Past the bracket that closes the one at @p, quotes and inner brackets
+ * skipped; @end where none does. */
+static const gchar *
+bracket_end (const gchar * p, const gchar * end)
+{
+  gchar want[MAX_DEPTH + 1];
+  guint depth = 0;
+
+  for (; p < end; p++) {
+    gchar close = 0;
+
+    switch (*p) {
+      case '"':
+        p = quoted_end (p, end) - 1;
+        continue;
+      case '(':
+        close = ')';
+        break;
+      case '[':
+        close = ']';
+        break;
+      case '{':
+        close = '}';
+        break;
+      case '<':
+        close = '>';
+        break;
+      case ')':
+      case ']':
+      case '}':
+      case '>':
+        if (depth > 0 && want[depth - 1] == *p && --depth == 0)
+          return p + 1;
+        continue;
+      default:
+        continue;
+    }
+    if (depth > MAX_DEPTH)
+      return end;
+    want[depth++] = close;
+  }
+  return end;
+}
+
+/* A quoted string's text, unescaped, read again as structures. */
+static void
+scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
+    guint depth)
+{
+  GString *s = g_string_sized_new (q - p);
+
+  /* between the quotes */
+  for (p++, q--; p < q; p++) {
+    if (*p == '\\' && p + 1 < q)
+      p++;
+    g_string_append_c (s, *p);
+  }
+  scan_structures (scan, s->str, s->str + s->len, depth + 1);
+  g_string_free (s, TRUE);
+}
+
+/* The next ',' of @p's level before @end, or @end. */
+static const gchar *
+next_comma (const gchar * p, const gchar * end)
+{
+  while (p < end && *p != ',') {
+    if (*p == '"')
+      p = quoted_end (p, end);
+    else if (strchr ("([{<", *p))
+      p = bracket_end (p, end);
+    else
+      p++;
+  }
+  return p;
+}
+
+/* One value at @p; @nested: of a structure or caps type. Returns where
+ * it ends. */
+static const gchar *
+scan_value (Scan * scan, const gchar * p, const gchar * end,
+    gboolean nested, guint depth)
+{
+  p = skip_spaces (p, end);
+  if (p < end && *p == '(') {
+    const gchar *t = skip_spaces (p + 1, end), *te = bare_end (t, end);
+    gsize n = te - t;
+
+    nested = (n == 9 && strncmp (t, "structure", 9) == 0) ||
+        (n == 12 && strncmp (t, "GstStructure", 12) == 0) ||
+        (n == 4 && strncmp (t, "caps", 4) == 0) ||
+        (n == 7 && strncmp (t, "GstCaps", 7) == 0);
+    p = skip_spaces (te, end);
+    if (p < end && *p == ')')
+      p++;
+    p = skip_spaces (p, end);
+  }
+  if (p >= end || depth > MAX_DEPTH)
+    return end;
+
+  switch (*p) {
+    case '"':{
+      const gchar *q = quoted_end (p, end);
+
+      if (nested)
+        scan_quoted_structures (scan, p, q, depth);
+      return q;
+    }
+    case '[':{
+      /* a range, or a structure or caps in brackets */
+      const gchar *q = bracket_end (p, end);
+
+      scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, depth + 1);
+      return q;
+    }
+    case '{':
+    case '<':{
+      const gchar *q = bracket_end (p, end), *in_end = q > p + 1 ? q - 1 : q;
+
+      for (p++; p < in_end; p++) {
+        scan_value (scan, p, in_end, nested, depth + 1);
+        p = next_comma (p, in_end);
+      }
+      return q;
+    }
+    default:{
+      const gchar *e = bare_end (p, end);
+
+      if (nested && g_ascii_isalpha (*p))
+        add (scan, p, e);
+      return e;
+    }
+  }
+}
+
+/* Structures (or caps) from @p to @end: a name, features in brackets,
+ * fields, ';' between structures; up to what does not parse. */
+static void
+scan_structures (Scan * scan, const gchar * p, const gchar * end,
+    guint depth)
+{
+  while (depth <= MAX_DEPTH) {
+    const gchar *n, *ne;
+
+    p = skip_spaces (p, end);
+    if (p >= end)
+      return;
+    n = p;
+    ne = bare_end (n, end);
+    /* GStreamer's structure names begin with a letter */
+    if (ne > n && g_ascii_isalpha (*n))
+      add (scan, n, ne);
+    p = skip_spaces (ne, end);
+    if (p < end && *p == '(') {
+      /* caps features */
+      const gchar *fend = bracket_end (p, end);
+
+      for (p++; p < fend;) {
+        const gchar *f = skip_spaces (p, fend), *fe = bare_end (f, fend);
+
+        if (fe > f && g_ascii_isalpha (*f))
+          add (scan, f, fe);
+        p = next_comma (fe, fend);
+        if (p < fend)
+          p++;
+      }
+      p = skip_spaces (fend, end);
+    }
+    /* fields */
+    while (p < end && *p == ',') {
+      const gchar *f = skip_spaces (p + 1, end), *fe = bare_end (f, end);
+      const gchar *eq = skip_spaces (fe, end);
+
+      if (fe == f || eq >= end || *eq != '=')
+        return;
+      add (scan, f, fe);
+      p = skip_spaces (scan_value (scan, eq + 1, end, FALSE, depth), end);
+    }
+    if (p < end && *p == ';') {
+      p++;
+      continue;
+    }
+    return;
+  }
+}
+
+/* Takes @n names from the budget, all or none. */
+static gboolean
+take (guint n, GError ** error)
+{
+  gint have;
+
+  do {
+    have = g_atomic_int_get (&admitted);
+    if (n > (guint) (CUDAIPC_MAX_PEER_NAMES - have)) {
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+          "%u name(s) this process does not know, past the %d a process "
+          "takes from peers (%d taken)", n, CUDAIPC_MAX_PEER_NAMES, have);
+      return FALSE;
+    }
+  } while (!g_atomic_int_compare_and_exchange (&admitted, have,
+          have + (gint) n));
+  return TRUE;
+}
+
+gboolean
+cudaipc_peer_names_admit (const gchar * name, GError ** error)
+{
+  g_return_val_if_fail (name != NULL && name[0] != '\0', FALSE);
+
+  if (g_quark_try_string (name) != 0)
+    return TRUE;
+  if (!take (1, error))
+    return FALSE;
+  /* another thread may have made it meanwhile: counted twice at worst */
+  g_quark_from_string (name);
+  return TRUE;
+}
+
+gboolean
+cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
+{
+  Scan scan;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (text != NULL, FALSE);
+
+  scan.names = g_ptr_array_new ();
+  scan.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  scan_structures (&scan, text, text + strlen (text), 0);
+  if (scan.names->len > 0) {
+    ok = take (scan.names->len, error);
+    for (guint i = 0; ok && i < scan.names->len; i++)
+      g_quark_from_string (g_ptr_array_index (scan.names, i));
+  }
+  g_ptr_array_unref (scan.names);
+  g_hash_table_unref (scan.seen);
+  return ok;
+}
+
+guint
+cudaipc_peer_names_count (void)
+{
+  return (guint) g_atomic_int_get (&admitted);
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one budget of names a process takes from peers: every name that
+ * GStreamer's parser would intern from a producer's caps, events and
+ * metas is made a quark, and counted, before the parser sees the text;
+ * values are not; past the budget the text is refused whole, and the
+ * memory of a consumer fed new names without end stays flat.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+
+#include "common/error.h"
+#include "media/media.h"
+#include "media/peer-names.h"
+#include "test-main.h"
+
+static guint serial;
+
+/* A name no one made yet. */
+static gchar *
+fresh (const gchar * what)
+{
+  gchar *s;
+
+  do {
+    s = g_strdup_printf ("pn-%s-%u-%u", what, (guint) getpid (), serial++);
+    if (g_quark_try_string (s) == 0)
+      return s;
+    g_free (s);
+  } while (TRUE);
+}
+
+static void
+assert_quark (const gchar * name, gboolean want)
+{
+  if (want)
+    fail_unless (g_quark_try_string (name) != 0, "%s was not admitted",
+        name);
+  else
+    fail_unless (g_quark_try_string (name) == 0, "%s, a value, was made a "
+        "quark", name);
+}
+
+/* Every name admitted before GStreamer parses; values left alone; and
+ * what GStreamer made of the text agrees. */
+GST_START_TEST (test_names_admitted_before_parsing)
+{
+  g_autofree gchar *st_name = fresh ("struct"), *f1 = fresh ("field");
+  g_autofree gchar *f2 = fresh ("field"), *inner = fresh ("inner");
+  g_autofree gchar *inner_f = fresh ("innerfield"), *br = fresh ("bracket");
+  g_autofree gchar *br_f = fresh ("bracketfield"), *l1 = fresh ("list");
+  g_autofree gchar *l2 = fresh ("list"), *val = fresh ("value");
+  g_autofree gchar *bare = fresh ("bare"), *f3 = fresh ("field");
+  g_autofree gchar *f4 = fresh ("field"), *f5 = fresh ("field");
+  g_autofree gchar *text = NULL;
+  GError *err = NULL;
+  GstStructure *st;
+  guint before = cudaipc_peer_names_count ();
+
+  text = g_strdup_printf ("%s, %s=(string)\"%s, x=1\", %s=(int)[ 1, 5 ], "
+      "%s=(structure)\"%s\\,\\ %s\\=\\(int\\)3\\;\", %s=[%s, %s=(int)4], "
+      "%s=(structure){ \"%s\\,\\ a\\=1\\;\", \"%s\\,\\ b\\=2\\;\" }, "
+      "%s=%s", st_name, f1, val, f2, f3, inner, inner_f, f4, br, br_f, f5,
+      l1, l2, "last", bare);
+  fail_unless (cudaipc_peer_names_admit_text (text, &err), "%s",
+      err ? err->message : "");
+  assert_quark (st_name, TRUE);
+  for (const gchar * const *n = (const gchar * const[]) { f1, f2, f3, inner,
+          inner_f, f4, br, br_f, f5, l1, l2, NULL}; *n; n++)
+    assert_quark (*n, TRUE);
+  /* string values and bare values are not names */
+  assert_quark (val, FALSE);
+  assert_quark (bare, FALSE);
+  fail_unless (cudaipc_peer_names_count () - before >= 12);
+
+  st = gst_structure_from_string (text, NULL);
+  fail_unless (st != NULL, "GStreamer does not parse %s", text);
+  fail_unless (gst_structure_has_field (st, f3));
+  fail_unless (gst_structure_has_field (st, f4));
+  gst_structure_free (st);
+  /* admitting it again costs nothing */
+  before = cudaipc_peer_names_count ();
+  fail_unless (cudaipc_peer_names_admit_text (text, NULL));
+  fail_unless_equals_int (cudaipc_peer_names_count (), before);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_features_and_tags)
+{
+  g_autofree gchar *media = fresh ("media"), *tag = fresh ("tag");
+  /* feature names are letters and digits after the namespace */
+  g_autofree gchar *feature = g_strdup_printf ("PnFeature%u%u",
+      (guint) getpid (), serial++);
+  g_autofree gchar *text = NULL;
+  GstCaps *caps;
+
+  text = g_strdup_printf ("video/%s(memory:%s), width=(int)2; video/x-raw",
+      media, feature);
+  fail_unless (cudaipc_peer_names_admit_text (text, NULL));
+  {
+    g_autofree gchar *m = g_strdup_printf ("video/%s", media);
+    g_autofree gchar *f = g_strdup_printf ("memory:%s", feature);
+
+    assert_quark (m, TRUE);
+    assert_quark (f, TRUE);
+  }
+  caps = gst_caps_from_string (text);
+  fail_unless (caps != NULL && gst_caps_get_size (caps) == 2);
+  gst_caps_unref (caps);
+
+  g_free (text);
+  text = g_strdup_printf ("taglist, %s=(string)hello;", tag);
+  fail_unless (cudaipc_peer_names_admit_text (text, NULL));
+  assert_quark (tag, TRUE);
+}
+
+GST_END_TEST;
+
+/* The budget, all or none; then a text of known names still goes, and
+ * one new name is refused. Forked: it spends the process's budget. */
+GST_START_TEST (test_budget_all_or_none)
+{
+  GError *err = NULL;
+  GString *text = g_string_new ("pn-big");
+  guint left = CUDAIPC_MAX_PEER_NAMES - cudaipc_peer_names_count ();
+  g_autofree gchar *probe = NULL;
+
+  /* one name more than is left, in one text: refused, none made */
+  for (guint i = 0; i < left; i++)
+    g_string_append_printf (text, ", pn-f%u-%u=1", (guint) getpid (), i);
+  probe = g_strdup_printf ("pn-f%u-%u", (guint) getpid (), 0);
+  fail_if (cudaipc_peer_names_admit_text (text->str, &err));
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_print ("peer-names: %s\n", err->message);
+  g_clear_error (&err);
+  assert_quark (probe, FALSE);
+  fail_unless_equals_int (cudaipc_peer_names_count (),
+      CUDAIPC_MAX_PEER_NAMES - left);
+
+  /* without the structure's own new name it fits exactly */
+  g_quark_from_static_string ("pn-known");
+  g_string_erase (text, 0, strlen ("pn-big"));
+  g_string_prepend (text, "pn-known");
+  fail_unless (cudaipc_peer_names_admit_text (text->str, &err), "%s",
+      err ? err->message : "");
+  fail_unless_equals_int (cudaipc_peer_names_count (),
+      CUDAIPC_MAX_PEER_NAMES);
+  assert_quark (probe, TRUE);
+
+  /* full: known names go, a new one does not */
+  fail_unless (cudaipc_peer_names_admit_text ("pn-known, pn-known=(int)2",
+          NULL));
+  fail_if (cudaipc_peer_names_admit ("pn-one-more-name", &err));
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT));
+  g_clear_error (&err);
+  assert_quark ("pn-one-more-name", FALSE);
+  g_string_free (text, TRUE);
+}
+
+GST_END_TEST;
+
+/* What a consumer parses from a producer refuses new names past the
+ * budget: caps and custom events; the process's memory stays flat under
+ * a million new names. Forked. */
+GST_START_TEST (test_million_names_flat)
+{
+  guint64 rss_start = 0, rss_end = 0;
+  guint refused = 0, parsed = 0;
+  gchar *status;
+
+  if (g_file_get_contents ("/proc/self/statm", &status, NULL, NULL)) {
+    rss_start = g_ascii_strtoull (strchr (status, ' ') + 1, NULL, 10);
+    g_free (status);
+  }
+  for (guint i = 0; i < 1000 * 1000 / 100; i++) {
+    GString *s = g_string_new (NULL);
+    CudaIpcEventMsg m = { 0, };
+    GstEvent *ev;
+    GError *err = NULL;
+
+    g_string_append_printf (s, "pn-ev-%u", i);
+    for (guint j = 0; j < 99; j++)
+      g_string_append_printf (s, ", pn-n-%u-%u=(int)1", i, j);
+    m.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+    m.structure = s->str;
+    ev = cudaipc_media_parse_event (&m, &err);
+    if (ev) {
+      parsed++;
+      gst_event_unref (ev);
+    } else {
+      fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT),
+          "%s", err->message);
+      refused++;
+      g_clear_error (&err);
+    }
+    g_string_free (s, TRUE);
+  }
+  if (g_file_get_contents ("/proc/self/statm", &status, NULL, NULL)) {
+    rss_end = g_ascii_strtoull (strchr (status, ' ') + 1, NULL, 10);
+    g_free (status);
+  }
+  rss_start = rss_start * 4096 / (1024 * 1024);
+  rss_end = rss_end * 4096 / (1024 * 1024);
+  g_print ("peer-names: 1,000,000 new names in 10,000 events: %u parsed, "
+      "%u refused; RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
+      " MiB\n", parsed, refused, rss_start, rss_end);
+  fail_unless (parsed <= CUDAIPC_MAX_PEER_NAMES / 100 + 1);
+  fail_unless (refused >= 10000 - CUDAIPC_MAX_PEER_NAMES / 100 - 1);
+  fail_unless (rss_end < rss_start + 100, "RSS grew from %" G_GUINT64_FORMAT
+      " to %" G_GUINT64_FORMAT " MiB", rss_start, rss_end);
+}
+
+GST_END_TEST;
+
+static Suite *
+peer_names_suite (void)
+{
+  Suite *s = suite_create ("peer-names");
+  TCase *tc = cudaipc_test_case (s, "general", 60);
+
+  tcase_add_test (tc, test_names_admitted_before_parsing);
+  tcase_add_test (tc, test_caps_features_and_tags);
+  tcase_add_test (tc, test_budget_all_or_none);
+  tcase_add_test (tc, test_million_names_flat);
+  return s;
+}
+
+const CudaIpcTestMain cudaipc_test_main = {
+  .name = "peer_names",
+  .suite = peer_names_suite,
+};
