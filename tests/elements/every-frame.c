@@ -212,6 +212,9 @@ hoarding_case (const gchar * downstream, guint frames, guint * out_frames,
   GstElement *c, *p;
   GPtrArray *got = NULL;
   GstElement *out;
+  guint64 src_dropped, sink_dropped;
+  guint lost, warned;
+  gboolean eos = TRUE;
 
   c = launch ("cuipcsrc name=src socket-path=%s ! %s", sock, downstream);
   gst_element_set_state (c, GST_STATE_PLAYING);
@@ -230,21 +233,28 @@ hoarding_case (const gchar * downstream, guint frames, guint * out_frames,
     GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
         GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
 
-    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
-        "no EOS");
-    gst_message_unref (msg);
+    eos = msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
+    if (msg)
+      gst_message_unref (msg);
     gst_object_unref (bus);
   }
   g_clear_object (&out);
+  /* read, then both pipelines stopped, then checked: a failure leaves
+   * nothing running for the tests after it (the gpu suite runs them in
+   * one process) */
   *copied = stat_of (c, "src", "frames-copied");
-  fail_unless_equals_uint64 (stat_of (c, "src", "frames-dropped"), 0);
-  fail_unless_equals_uint64 (stat_of (p, "sink", "frames-dropped"), 0);
-  fail_unless_equals_int (count_messages (c, GST_MESSAGE_ELEMENT,
-          "cudaipcsrc-producer-lost"), 0);
-  fail_unless_equals_int (count_messages (c, GST_MESSAGE_WARNING, NULL), 0);
-  fail_unless_equals_int (count_messages (p, GST_MESSAGE_WARNING, NULL), 0);
+  src_dropped = stat_of (c, "src", "frames-dropped");
+  sink_dropped = stat_of (p, "sink", "frames-dropped");
+  lost = count_messages (c, GST_MESSAGE_ELEMENT, "cudaipcsrc-producer-lost");
+  warned = count_messages (c, GST_MESSAGE_WARNING, NULL) +
+      count_messages (p, GST_MESSAGE_WARNING, NULL);
   stop (c);
   stop (p);
+  fail_unless (eos, "no EOS");
+  fail_unless_equals_uint64 (src_dropped, 0);
+  fail_unless_equals_uint64 (sink_dropped, 0);
+  fail_unless_equals_int (lost, 0);
+  fail_unless_equals_int (warned, 0);
 }
 
 GST_START_TEST (test_live_queue_keeps_ten)
