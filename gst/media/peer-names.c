@@ -18,7 +18,7 @@ static gint admitted;
 
 typedef struct
 {
-  GPtrArray *names;             /* new ones, each once */
+  GPtrArray *names;             /* new ones, each once; NULL: none yet */
   GHashTable *seen;             /* the same strings */
 } Scan;
 
@@ -48,15 +48,27 @@ bare_end (const gchar * p, const gchar * end)
 static void
 add (Scan * scan, const gchar * start, const gchar * stop)
 {
-  gchar *name;
+  gchar buf[128], *name;
+  gsize len = stop - start;
 
   if (stop <= start)
     return;
-  name = g_strndup (start, stop - start);
-  if (g_quark_try_string (name) != 0 ||
-      g_hash_table_contains (scan->seen, name)) {
-    g_free (name);
+  /* names the process knows (most of them) cost no allocation */
+  name = len < sizeof (buf) ? buf : g_malloc (len + 1);
+  memcpy (name, start, len);
+  name[len] = '\0';
+  if (g_quark_try_string (name) != 0 || (scan->seen &&
+          g_hash_table_contains (scan->seen, name))) {
+    if (name != buf)
+      g_free (name);
     return;
+  }
+  if (name == buf)
+    name = g_strndup (start, len);
+  if (scan->seen == NULL) {
+    scan->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+        NULL);
+    scan->names = g_ptr_array_new ();
   }
   g_hash_table_add (scan->seen, name);
   g_ptr_array_add (scan->names, name);
@@ -305,16 +317,16 @@ cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
 
   g_return_val_if_fail (text != NULL, FALSE);
 
-  scan.names = g_ptr_array_new ();
-  scan.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  scan.names = NULL;
+  scan.seen = NULL;
   scan_structures (&scan, text, text + strlen (text), 0);
-  if (scan.names->len > 0) {
+  if (scan.names != NULL) {
     ok = take (scan.names->len, error);
     for (guint i = 0; ok && i < scan.names->len; i++)
       g_quark_from_string (g_ptr_array_index (scan.names, i));
+    g_ptr_array_unref (scan.names);
+    g_hash_table_unref (scan.seen);
   }
-  g_ptr_array_unref (scan.names);
-  g_hash_table_unref (scan.seen);
   return ok;
 }
 
