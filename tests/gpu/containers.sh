@@ -13,6 +13,10 @@
 # elements suite (CUDAIPC_TEST_BACKEND=host): the host backend with
 # ordering=fence, whose fence page the producer writes on the CPU: the
 # same protocol, fds and checks, without a GPU.
+# consumer-timeout is 5 s, not 500 ms: this is about namespaces, and under
+# the sanitizer on a loaded 2-core machine the contained consumer (which
+# checks every 1080p frame) once released nothing for 500 ms and was
+# dropped as stuck, then reconnected.
 # Exits 77 (skip), saying why, without a GPU (cuda) or where unshare may
 # not make those namespaces.
 set -euo pipefail
@@ -21,9 +25,9 @@ node=$CUDAIPC_IPC_NODE
 backend=${CUDAIPC_TEST_BACKEND:-cuda}
 if [ "$backend" = cuda ]; then
   "$node" probe >/dev/null 2>&1 || { echo "SKIP: no GPU"; exit 77; }
-  producer_args=(--upload --sink "backend=cuda on-full=wait full-timeout=0 wait-for-connection=true")
+  producer_args=(--upload --sink "backend=cuda on-full=wait full-timeout=0 consumer-timeout=5000 wait-for-connection=true")
 else
-  producer_args=(--sink "backend=host ordering=fence on-full=wait full-timeout=0 wait-for-connection=true")
+  producer_args=(--sink "backend=host ordering=fence on-full=wait full-timeout=0 consumer-timeout=5000 wait-for-connection=true")
 fi
 # unshare, sh and mount run with the system's own libraries: a GStreamer
 # kit on LD_LIBRARY_PATH may carry an older libmount than the system's
