@@ -268,24 +268,29 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
   }
   if (self->announce)
     announce_connection (self, frame->caps);
-  if (metas_err != NULL)
+  if (metas_err != NULL) {
+    g_autofree gchar *who = cudaipc_reader_describe_producer (self->reader);
+
     GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("The producer on %s sent frame metadata that breaks the rules; "
-            "such metas are dropped, the frames go out",
-            cudaipc_reader_get_path (self->reader)),
+        ("%s sent frame metadata that breaks the rules; such metas are "
+            "dropped, the frames go out", who),
         ("%s (counted in stats metas-refused; warned once a connection)",
             metas_err->message));
+  }
   {
     g_autofree gchar *refusal =
         cudaipc_reader_take_event_refusal (self->reader);
 
-    if (refusal != NULL)
+    if (refusal != NULL) {
+      g_autofree gchar *who =
+          cudaipc_reader_describe_producer (self->reader);
+
       GST_ELEMENT_WARNING (self, STREAM, DECODE,
-          ("The producer on %s sent events this consumer refused; they "
-              "are dropped, the frames go out",
-              cudaipc_reader_get_path (self->reader)),
+          ("%s sent events this consumer refused; they are dropped, the "
+              "frames go out", who),
           ("%s (counted in stats events-refused; warned once a "
               "connection)", refusal));
+    }
   }
   cudaipc_downstream_stamp (self->downstream, f, buf, is_passthrough (self));
 

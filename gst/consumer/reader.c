@@ -574,6 +574,18 @@ cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
 }
 
 gchar *
+cudaipc_reader_describe_producer (CudaIpcReader * r)
+{
+  CudaIpcClientInfo info = { 0, };
+
+  if (r->client == NULL || !cudaipc_client_get_info (r->client, &info))
+    return g_strdup_printf ("The producer on %s", r->path);
+  return g_strdup_printf ("The producer '%s' (pid %u) on %s",
+      info.producer_name ? info.producer_name : "", info.producer_pid,
+      r->path);
+}
+
+gchar *
 cudaipc_reader_take_event_refusal (CudaIpcReader * r)
 {
   gchar *text;

@@ -178,6 +178,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
  * for the caller to report. */
 GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
     CudaIpcClientFrame * frame, GError ** metas_error);
+/* "The producer 'NAME' (pid N) on PATH", for messages that blame it; the
+ * owning thread. */
+gchar *cudaipc_reader_describe_producer (CudaIpcReader * reader);
 /* Why an EVENT of the producer was refused (it did not parse, or named
  * more new names than the process takes: media/peer-names.h), the first
  * time one is on a connection, for the caller to report; else NULL. The

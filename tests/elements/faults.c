@@ -349,6 +349,9 @@ GST_START_TEST (test_producer_floods_new_names)
   fail_unless_equals_uint64 (field (c, "warnings"), 1);
   fail_unless (strstr (c->err->str, "sent events this consumer refused"),
       "no warning: %s", c->err->str);
+  /* the warning names the producer */
+  fail_unless (strstr (c->err->str, "The producer 'rogue-producer' (pid "),
+      "the warning does not name the producer: %s", c->err->str);
   fail_unless (peak > 0 && peak < 100 * 1024 + CUDAIPC_TEST_RSS_SLACK_KIB,
       "peak RSS %" G_GUINT64_FORMAT " KiB", peak);
   node_free (c);
