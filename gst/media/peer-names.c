@@ -20,6 +20,7 @@ typedef struct
 {
   GPtrArray *names;             /* new ones, each once; NULL: none yet */
   GHashTable *seen;             /* the same strings */
+  gboolean bad;                 /* not GStreamer's syntax */
 } Scan;
 
 /* GStreamer's characters of a bare string (GST_ASCII_IS_STRING) */
@@ -185,40 +186,64 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
     p = skip_spaces (te, end);
     if (p < end && *p == ')')
       p++;
+    else
+      scan->bad = TRUE;
     p = skip_spaces (p, end);
   }
-  if (p >= end || depth > MAX_DEPTH)
+  if (p >= end || depth > MAX_DEPTH) {
+    scan->bad = TRUE;
     return end;
+  }
 
   switch (*p) {
     case '"':{
       const gchar *q = quoted_end (p, end);
 
-      if (nested)
+      if (q == end && (q - p < 2 || q[-1] != '"'))
+        scan->bad = TRUE;       /* left open */
+      else if (nested)
         scan_quoted_structures (scan, p, q, depth);
       return q;
     }
     case '[':{
-      /* a range, or a structure or caps in brackets */
+      /* a range, or a structure or caps in brackets: only the names of
+       * the latter count, and a range need not read as one */
       const gchar *q = bracket_end (p, end);
+      gboolean bad = scan->bad;
 
       scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, depth + 1);
+      scan->bad = bad;
       return q;
     }
     case '{':
     case '<':{
       const gchar *q = bracket_end (p, end), *in_end = q > p + 1 ? q - 1 : q;
 
-      for (p++; p < in_end; p++) {
-        scan_value (scan, p, in_end, nested, depth + 1);
-        p = next_comma (p, in_end);
+      if (q == end && q[-1] != (*p == '{' ? '}' : '>'))
+        scan->bad = TRUE;
+
+      p = skip_spaces (p + 1, in_end);
+      /* an empty list, else values with one ',' between them */
+      while (p < in_end) {
+        p = skip_spaces (scan_value (scan, p, in_end, nested, depth + 1),
+            in_end);
+        if (p < in_end && *p != ',') {
+          scan->bad = TRUE;
+          break;
+        }
+        if (p < in_end && skip_spaces (p + 1, in_end) >= in_end)
+          scan->bad = TRUE;     /* a ',' before the end */
+        if (p < in_end)
+          p++;
       }
       return q;
     }
     default:{
       const gchar *e = bare_end (p, end);
 
-      if (nested && g_ascii_isalpha (*p))
+      if (e == p)
+        scan->bad = TRUE;
+      else if (nested && g_ascii_isalpha (*p))
         add (scan, p, e);
       return e;
     }
@@ -231,17 +256,26 @@ static void
 scan_structures (Scan * scan, const gchar * p, const gchar * end,
     guint depth)
 {
+  gboolean first = TRUE;
+
   while (depth <= MAX_DEPTH) {
     const gchar *n, *ne;
 
     p = skip_spaces (p, end);
-    if (p >= end)
+    if (p >= end) {
+      /* nothing at all is no structure; after a ';' the end is fine */
+      if (first)
+        scan->bad = TRUE;
       return;
+    }
+    first = FALSE;
     n = p;
     ne = bare_end (n, end);
     /* GStreamer's structure names begin with a letter */
     if (ne > n && g_ascii_isalpha (*n))
       add (scan, n, ne);
+    else
+      scan->bad = TRUE;
     p = skip_spaces (ne, end);
     if (p < end && *p == '(') {
       /* caps features */
@@ -263,8 +297,10 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
       const gchar *f = skip_spaces (p + 1, end), *fe = bare_end (f, end);
       const gchar *eq = skip_spaces (fe, end);
 
-      if (fe == f || eq >= end || *eq != '=')
+      if (fe == f || eq >= end || *eq != '=') {
+        scan->bad = TRUE;
         return;
+      }
       add (scan, f, fe);
       p = skip_spaces (scan_value (scan, eq + 1, end, FALSE, depth), end);
     }
@@ -272,8 +308,11 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
       p++;
       continue;
     }
+    if (p < end)
+      scan->bad = TRUE;
     return;
   }
+  scan->bad = TRUE;
 }
 
 /* Takes @n names from the budget, all or none. */
@@ -319,11 +358,20 @@ cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
 
   scan.names = NULL;
   scan.seen = NULL;
+  scan.bad = FALSE;
   scan_structures (&scan, text, text + strlen (text), 0);
-  if (scan.names != NULL) {
+  if (scan.bad) {
+    /* GStreamer would refuse it too, and its parser has leaked on such
+     * text (a list of nested structures cut short): it never sees it */
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "the text does not parse as GStreamer's structures or caps");
+    ok = FALSE;
+  } else if (scan.names != NULL) {
     ok = take (scan.names->len, error);
     for (guint i = 0; ok && i < scan.names->len; i++)
       g_quark_from_string (g_ptr_array_index (scan.names, i));
+  }
+  if (scan.names != NULL) {
     g_ptr_array_unref (scan.names);
     g_hash_table_unref (scan.seen);
   }

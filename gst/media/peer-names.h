@@ -12,9 +12,10 @@
  * Text is read as GStreamer serializes structures and caps: a structure
  * name, its features in brackets, then "name=value" fields, structures
  * separated by ';'; a value typed structure or caps (GstStructure,
- * GstCaps) is read again as such text, quoted or not, in lists, arrays
- * and ranges too. Text GStreamer would not parse is read as far as it
- * goes: what the scan misses GStreamer refuses too.
+ * GstCaps) is read again as such text, quoted or in brackets, in lists
+ * and arrays too. Text that does not read so is refused
+ * (CUDAIPC_ERROR_INVALID) before GStreamer sees it: GStreamer 1.22's
+ * parser leaks on some such text.
  *
  * Any thread (the count is atomic).
  */

@@ -219,9 +219,20 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
       !gst_byte_reader_get_uint64_le (r, &duration))
     return cudaipc_metas_bad (error, "a reference timestamp is truncated");
   if (!cudaipc_metas_at_end (r, error) ||
-      !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error) ||
-      !cudaipc_peer_names_admit_text (str, error))
+      !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error))
     return FALSE;
+  {
+    g_autoptr (GError) err = NULL;
+
+    if (!cudaipc_peer_names_admit_text (str, &err)) {
+      if (err->code != CUDAIPC_ERROR_INVALID) {
+        g_propagate_error (error, g_steal_pointer (&err));
+        return FALSE;
+      }
+      return cudaipc_metas_bad (error,
+          "a reference timestamp's caps do not parse");
+    }
+  }
   caps = gst_caps_from_string (str);
   if (caps == NULL)
     return cudaipc_metas_bad (error,
