@@ -88,6 +88,33 @@ cudaipc_test_count_fds (void)
 #define CUDAIPC_TEST_RSS_SLACK_KIB 0
 #endif
 
+/* Line @field ("VmRSS", "VmHWM") of /proc/@pid/status, in KiB (@pid 0:
+ * this process); 0 where the process or the line is gone. */
+static inline guint64
+cudaipc_test_status_kib (GPid pid, const gchar * field)
+{
+  g_autofree gchar *path = pid ? g_strdup_printf ("/proc/%d/status",
+      (int) pid) : g_strdup ("/proc/self/status");
+  g_autofree gchar *status = NULL, *key = g_strdup_printf ("\n%s:", field);
+  const gchar *at;
+
+  if (!g_file_get_contents (path, &status, NULL, NULL) ||
+      (at = strstr (status, key)) == NULL)
+    return 0;
+  return g_ascii_strtoull (at + strlen (key), NULL, 10);
+}
+
+/* This process's resident memory in KiB; fails the test where it cannot
+ * be read. */
+static inline guint64
+cudaipc_test_rss_kib (void)
+{
+  guint64 kib = cudaipc_test_status_kib (0, "VmRSS");
+
+  fail_unless (kib > 0, "no VmRSS in /proc/self/status");
+  return kib;
+}
+
 /* Field @name (guint64) of @element's "stats" structure; fails the test
  * where the element has no such counter. */
 static inline guint64

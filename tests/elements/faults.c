@@ -289,22 +289,6 @@ bad_metas_case (const gchar * mode, guint64 carried_per_frame)
   node_free (p);
 }
 
-/* The peak resident memory of @pid so far, in KiB (0 once it is gone). */
-static guint64
-peak_rss_kb (GPid pid)
-{
-  gchar *path = g_strdup_printf ("/proc/%d/status", (int) pid), *text = NULL;
-  const gchar *at;
-  guint64 kb = 0;
-
-  if (g_file_get_contents (path, &text, NULL, NULL) &&
-      (at = strstr (text, "VmHWM:")) != NULL)
-    kb = g_ascii_strtoull (at + 6, NULL, 10);
-  g_free (text);
-  g_free (path);
-  return kb;
-}
-
 /* A producer whose custom events name about a million names no process
  * knew: past the budget a process takes from peers the events are
  * refused, counted and warned of once, every frame goes out intact, and
@@ -330,7 +314,8 @@ GST_START_TEST (test_producer_floods_new_names)
     if (waitid (P_PID, c->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
         info.si_pid != 0)
       break;
-    peak = MAX (peak, peak_rss_kb (c->pid));
+    /* the peak so far (0 once it is gone) */
+    peak = MAX (peak, cudaipc_test_status_kib (c->pid, "VmHWM"));
     samples++;
     drain (c->out_fd, c->out);
     drain (c->err_fd, c->err);

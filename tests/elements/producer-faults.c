@@ -291,18 +291,6 @@ GST_START_TEST (test_stop_while_frame_unfinished)
 
 GST_END_TEST;
 
-static guint64
-rss_kib (void)
-{
-  g_autofree gchar *status = NULL;
-  const gchar *at;
-
-  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
-  at = strstr (status, "VmRSS:");
-  fail_unless (at != NULL);
-  return g_ascii_strtoull (at + 6, NULL, 10);
-}
-
 static void
 on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gpointer data)
 {
@@ -321,7 +309,7 @@ GST_START_TEST (test_late_frame_before_flood)
   gint64 sent_at, flood_ended, got_at;
   guint events;
 
-  before = rss_kib ();
+  before = cudaipc_test_rss_kib ();
   fake_start (FLOOD);
   pipe = consumer ("fakesink name=sink signal-handoffs=true");
   sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
@@ -332,7 +320,7 @@ GST_START_TEST (test_late_frame_before_flood)
   peak = before;
   for (;;) {
     g_usleep (20 * 1000);
-    now = rss_kib ();
+    now = cudaipc_test_rss_kib ();
     peak = MAX (peak, now);
     g_mutex_lock (&fake->lock);
     flood_ended = fake->flood_ended;

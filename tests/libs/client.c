@@ -1563,19 +1563,6 @@ nested_caps (guint depth)
   return g_string_free (s, FALSE);
 }
 
-static guint64
-rss_kib (void)
-{
-  g_autofree gchar *status = NULL;
-  const gchar *at;
-
-  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL,
-          NULL));
-  at = strstr (status, "VmRSS:");
-  fail_unless (at != NULL);
-  return g_ascii_strtoull (at + 6, NULL, 10);
-}
-
 /* One connection whose producer sends @caps, refused. */
 static void
 hostile_caps_connection (const gchar * caps, const gchar * needle)
@@ -1601,11 +1588,11 @@ GST_START_TEST (test_caps_nesting_flood)
   fail_unless (strlen (deep) < CUDAIPC_MAX_STRING);
   hostile_caps_connection (three, "nested more than 2 deep");
   hostile_caps_connection (deep, "nested more than 2 deep");
-  before = rss_kib ();
+  before = cudaipc_test_rss_kib ();
   t0 = g_get_monotonic_time ();
   for (guint i = 0; i < 50; i++)
     hostile_caps_connection (deep, "nested more than 2 deep");
-  after = rss_kib ();
+  after = cudaipc_test_rss_kib ();
   g_print ("libs-client: 50 connections of 16000-deep CAPS in %"
       G_GINT64_FORMAT " us, RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
       " KiB\n", g_get_monotonic_time () - t0, before, after);
@@ -1701,7 +1688,7 @@ GST_START_TEST (test_late_frame_before_flood)
   msg.u.frame.publish_time = now - 2 * GST_SECOND;
   psend (&msg);
 
-  before = rss_kib ();
+  before = cudaipc_test_rss_kib ();
   t = g_thread_new ("flood", flood_events, &flood);
   /* the socket full behind the frame before the consumer reads it */
   while (g_atomic_int_get (&flood.sent) < 20)
@@ -1709,7 +1696,7 @@ GST_START_TEST (test_late_frame_before_flood)
   t0 = g_get_monotonic_time ();
   st = cudaipc_client_receive (client, &item, &err);
   took = g_get_monotonic_time () - t0;
-  at_frame = peak = rss_kib ();
+  at_frame = peak = cudaipc_test_rss_kib ();
   fail_unless_equals_int (st, CUDAIPC_CLIENT_OK);
   fail_unless (err == NULL, "%s", err ? err->message : "");
   fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_FRAME);
@@ -1724,10 +1711,10 @@ GST_START_TEST (test_late_frame_before_flood)
     fail_unless_equals_int (item.type, CUDAIPC_CLIENT_ITEM_EVENT);
     cudaipc_client_item_clear (&item);
     if (++events % 1000 == 0)
-      peak = MAX (peak, rss_kib ());
+      peak = MAX (peak, cudaipc_test_rss_kib ());
   }
   g_thread_join (t);
-  peak = MAX (peak, rss_kib ());
+  peak = MAX (peak, cudaipc_test_rss_kib ());
   g_print ("libs-client: a late frame before a flood of %u events (%"
       G_GINT64_FORMAT " ms): out after %" G_GINT64_FORMAT " ms; RSS %"
       G_GUINT64_FORMAT " KiB, %" G_GUINT64_FORMAT " at the frame, peak %"
@@ -1772,11 +1759,11 @@ GST_START_TEST (test_reader_queue_bounded)
   cudaipc_client_item_clear (&item);
   expect_release (GEN, 0, 1);
 
-  before = rss_kib ();
+  before = cudaipc_test_rss_kib ();
   t = g_thread_new ("flood", flood_events, &flood);
   /* away for longer than the reader takes to fill its queue */
   g_usleep (G_USEC_PER_SEC);
-  away = rss_kib ();
+  away = cudaipc_test_rss_kib ();
   while ((st = cudaipc_client_receive_until (client, &item,
               g_get_monotonic_time () + 500 * 1000, NULL)) ==
       CUDAIPC_CLIENT_OK) {

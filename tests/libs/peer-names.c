@@ -182,14 +182,9 @@ GST_END_TEST;
  * a million new names. Forked. */
 GST_START_TEST (test_million_names_flat)
 {
-  guint64 rss_start = 0, rss_end = 0;
+  guint64 rss_start = cudaipc_test_rss_kib () / 1024, rss_end;
   guint refused = 0, parsed = 0;
-  gchar *status;
 
-  if (g_file_get_contents ("/proc/self/statm", &status, NULL, NULL)) {
-    rss_start = g_ascii_strtoull (strchr (status, ' ') + 1, NULL, 10);
-    g_free (status);
-  }
   for (guint i = 0; i < 1000 * 1000 / 100; i++) {
     GString *s = g_string_new (NULL);
     CudaIpcEventMsg m = { 0, };
@@ -213,12 +208,7 @@ GST_START_TEST (test_million_names_flat)
     }
     g_string_free (s, TRUE);
   }
-  if (g_file_get_contents ("/proc/self/statm", &status, NULL, NULL)) {
-    rss_end = g_ascii_strtoull (strchr (status, ' ') + 1, NULL, 10);
-    g_free (status);
-  }
-  rss_start = rss_start * 4096 / (1024 * 1024);
-  rss_end = rss_end * 4096 / (1024 * 1024);
+  rss_end = cudaipc_test_rss_kib () / 1024;
   g_print ("peer-names: 1,000,000 new names in 10,000 events: %u parsed, "
       "%u refused; RSS %" G_GUINT64_FORMAT " -> %" G_GUINT64_FORMAT
       " MiB\n", parsed, refused, rss_start, rss_end);

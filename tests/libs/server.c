@@ -788,19 +788,6 @@ GST_START_TEST (test_pending_capped_per_user)
 
 GST_END_TEST;
 
-static guint64
-rss_kib (void)
-{
-  g_autofree gchar *status = NULL;
-  const gchar *at;
-
-  fail_unless (g_file_get_contents ("/proc/self/status", &status, NULL,
-          NULL));
-  at = strstr (status, "VmRSS:");
-  fail_unless (at != NULL);
-  return g_ascii_strtoull (at + 6, NULL, 10);
-}
-
 /* An idle connection (connected, never a byte sent) costs the producer
  * little memory: no receive buffer until it sends something. */
 GST_START_TEST (test_idle_connections_memory)
@@ -813,7 +800,7 @@ GST_START_TEST (test_idle_connections_memory)
 
   config.max_pending = config.max_pending_per_user = n;
   s = start_server_with (&config);
-  before = rss_kib ();
+  before = cudaipc_test_rss_kib ();
   for (guint i = 0; i < n; i++) {
     int ret, tries = 0;
 
@@ -828,7 +815,7 @@ GST_START_TEST (test_idle_connections_memory)
 
     fail_unless_equals_int (poll (&pfd, 1, WAIT_MS), 1);
   }
-  during = rss_kib ();
+  during = cudaipc_test_rss_kib ();
   g_print ("libs-server: %u idle connections: RSS %" G_GUINT64_FORMAT " -> %"
       G_GUINT64_FORMAT " KiB (%.1f KiB each)\n", n, before, during,
       (during - before) / (gdouble) n);
