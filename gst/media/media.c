@@ -117,32 +117,6 @@ only_flagsets_unfixed (GQuark field, const GValue * value, gpointer data)
   return FALSE;
 }
 
-/* Whether @str (caps) holds, outside quoted strings, a nested structure
- * or caps: raw-video caps never do, and GStreamer 1.22's caps parser
- * leaks on some such strings. */
-static gboolean
-caps_nest_values (const gchar * str)
-{
-  static const gchar *const nested[] = { "(structure)", "(GstStructure)",
-    "(caps)", "(GstCaps)"
-  };
-
-  for (const gchar * c = str; *c; c++) {
-    if (*c == '"') {
-      for (c++; *c && *c != '"'; c++)
-        if (*c == '\\' && c[1])
-          c++;
-      if (!*c)
-        return FALSE;
-      continue;
-    }
-    for (guint i = 0; i < G_N_ELEMENTS (nested); i++)
-      if (*c == '(' && g_str_has_prefix (c, nested[i]))
-        return TRUE;
-  }
-  return FALSE;
-}
-
 GstCaps *
 cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
     GError ** error)
@@ -163,13 +137,8 @@ cudaipc_media_parse_caps (const gchar * str, GstVideoInfo * info,
    * field): a string naming a type this process has not registered yet
    * does not parse, so register them first. */
   gst_video_multiview_flagset_get_type ();
-  if (caps_nest_values (str)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "not raw-video caps: a nested structure or caps");
-    return NULL;
-  }
-  /* the names it would intern, counted first */
-  if (!cudaipc_peer_names_admit_text (str, &err)) {
+  /* the names it would intern, counted first; nothing nested */
+  if (!cudaipc_peer_names_admit_caps (str, &err)) {
     g_set_error (error, CUDAIPC_ERROR, err->code, "caps refused: %s",
         err->message);
     return NULL;

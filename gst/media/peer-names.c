@@ -21,6 +21,8 @@ typedef struct
   GPtrArray *names;             /* new ones, each once; NULL: none yet */
   GHashTable *seen;             /* the same strings */
   gboolean bad;                 /* not GStreamer's syntax */
+  guint nested;                 /* values typed structure or caps, and
+                                 * structures in brackets */
 } Scan;
 
 /* GStreamer's characters of a bare string (GST_ASCII_IS_STRING) */
@@ -183,6 +185,8 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
         (n == 12 && strncmp (t, "GstStructure", 12) == 0) ||
         (n == 4 && strncmp (t, "caps", 4) == 0) ||
         (n == 7 && strncmp (t, "GstCaps", 7) == 0);
+    if (nested)
+      scan->nested++;
     p = skip_spaces (te, end);
     if (p < end && *p == ')')
       p++;
@@ -212,6 +216,8 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       gboolean bad = scan->bad;
 
       scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, depth + 1);
+      if (!scan->bad)
+        scan->nested++;
       scan->bad = bad;
       return q;
     }
@@ -348,23 +354,24 @@ cudaipc_peer_names_admit (const gchar * name, GError ** error)
   return TRUE;
 }
 
-gboolean
-cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
+static gboolean
+admit_text (const gchar * text, gboolean flat, GError ** error)
 {
-  Scan scan;
+  Scan scan = { NULL, };
   gboolean ok = TRUE;
 
   g_return_val_if_fail (text != NULL, FALSE);
 
-  scan.names = NULL;
-  scan.seen = NULL;
-  scan.bad = FALSE;
   scan_structures (&scan, text, text + strlen (text), 0);
   if (scan.bad) {
     /* GStreamer would refuse it too, and its parser has leaked on such
      * text (a list of nested structures cut short): it never sees it */
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
         "the text does not parse as GStreamer's structures or caps");
+    ok = FALSE;
+  } else if (flat && scan.nested > 0) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+        "not raw-video caps: a nested structure or caps");
     ok = FALSE;
   } else if (scan.names != NULL) {
     ok = take (scan.names->len, error);
@@ -376,6 +383,18 @@ cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
     g_hash_table_unref (scan.seen);
   }
   return ok;
+}
+
+gboolean
+cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
+{
+  return admit_text (text, FALSE, error);
+}
+
+gboolean
+cudaipc_peer_names_admit_caps (const gchar * text, GError ** error)
+{
+  return admit_text (text, TRUE, error);
 }
 
 guint

@@ -134,6 +134,34 @@ GST_START_TEST (test_caps_features_and_tags)
 
 GST_END_TEST;
 
+/* CAPS take no nested structure or caps, in quotes or in brackets; a
+ * range is not one. */
+GST_START_TEST (test_caps_not_nested)
+{
+  const gchar *refused[] = {
+    "video/x-raw, s=(structure)\"a\\,\\ b\\=1\\;\"",
+    "video/x-raw, c=(GstCaps)\"video/x-raw\"",
+    "video/x-raw, s=[a, b=(int)1]",
+  };
+  GError *err = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++) {
+    fail_if (cudaipc_peer_names_admit_caps (refused[i], &err), "%s",
+        refused[i]);
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+    fail_unless (strstr (err->message, "nested") != NULL, "%s",
+        err->message);
+    g_clear_error (&err);
+    /* as other text, they go */
+    fail_unless (cudaipc_peer_names_admit_text (refused[i], NULL), "%s",
+        refused[i]);
+  }
+  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw, format=(string)"
+          "NV12, framerate=(fraction)[ 1/1, 30/1 ]", NULL));
+}
+
+GST_END_TEST;
+
 /* The budget, all or none; then a text of known names still goes, and
  * one new name is refused. Forked: it spends the process's budget. */
 GST_START_TEST (test_budget_all_or_none)
@@ -230,6 +258,7 @@ peer_names_suite (void)
 
   tcase_add_test (tc, test_names_admitted_before_parsing);
   tcase_add_test (tc, test_caps_features_and_tags);
+  tcase_add_test (tc, test_caps_not_nested);
   tcase_add_test (tc, test_budget_all_or_none);
   tcase_add_test (tc, test_million_names_flat);
   return s;
