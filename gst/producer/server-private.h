@@ -118,8 +118,9 @@ struct _CudaIpcServer
   gboolean live;                /* RING's LIVE bit */
   /* frames the in-place pool sent upstream to plain memory (no ring for
    * them), which render() will copy into a slot: while any is on its way
-   * the pool lends no slot, else upstream could hold every slot the
-   * consumers do not, queued behind it, and its copy wait for ever */
+   * the pool lends a slot only where more are free than they need, else
+   * upstream could hold every slot the consumers do not, queued behind
+   * them, and their copies wait for ever */
   guint plain_lent;
   gboolean live_changed;        /* since the ring was built */
   gchar *caps_str;

@@ -291,12 +291,16 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
     /* again after every wait: a consumer dropped meanwhile may have
      * retired the ring */
     if (in_place) {
-      /* while frames upstream wrote into plain memory are on their way to
-       * render(), which copies each into a slot, upstream gets plain
-       * memory too: slots lent to it now would queue behind those frames
-       * and could leave none free for their copies */
       if (s->ring == NULL || s->retire_ring || s->live_changed ||
-          s->plain_lent > 0 || cudaipc_ring_get_slot_size (s->ring) < size)
+          cudaipc_ring_get_slot_size (s->ring) < size)
+        return CUDAIPC_SERVER_NO_RING;
+      /* frames upstream wrote into plain memory are on their way to
+       * render(), which copies each into a slot: a slot is lent only
+       * while more are free than those frames need, else upstream gets
+       * plain memory again at once, never a wait on the slots they need
+       * (a slot lent now would queue behind them) */
+      if (s->plain_lent > 0 &&
+          cudaipc_ring_get_n_free (s->ring) <= s->plain_lent)
         return CUDAIPC_SERVER_NO_RING;
     } else if (!ensure_ring_locked (s, size, error)) {
       return CUDAIPC_SERVER_ERROR;

@@ -307,7 +307,9 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  * replaces a ring, which only acquire() does, from the streaming thread:
  * NO_RING where there is no ring yet, it is to be replaced, its slots are
  * smaller than @size, or the server was stopped (a pool that upstream kept
- * across a restart of the sink). Neither NO_RING nor TIMEOUT counts a frame
+ * across a restart of the sink); NO_RING too, without a wait, while frames
+ * upstream got as plain memory wait for render()'s copy and no more slots
+ * are free than they need. Neither NO_RING nor TIMEOUT counts a frame
  * as dropped: the caller hands upstream other memory, and render() copies
  * that as usual. It does not see wake(); FLUSHING when flushing, or once
  * @cancel (may be NULL) is set and kick() called. OK: @ticket lends the

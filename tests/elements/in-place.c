@@ -2,7 +2,8 @@
 /*
  * elements suite: cuipcsink's in-place pool (docs/design.md, Writing in
  * place), with the host backend, driven through gst-check's GstHarness as
- * upstream: frames written into slots go out without a copy; a buffer
+ * upstream: frames written into slots go out without a copy, and go on
+ * doing so after plain frames queued before the first ring; a buffer
  * upstream drops unpushed gives its slot back; a frame the producer's own
  * pipeline still holds is never written again meanwhile; a buffer that
  * comes back whole is lent again with its slot; a buffer that
@@ -158,6 +159,36 @@ GST_START_TEST (test_frames_go_out_in_place)
   fail_unless_equals_uint64 (counter (sink, "frames-published"), 20);
   fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 19);
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+
+  finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
+/* Upstream with a queue (appsrc has one) takes frame i + 1 before frame i
+ * reaches render(): the frames before the first ring are plain memory, and
+ * writing in place resumes once a slot beyond their copies is free. */
+GST_START_TEST (test_queued_plain_frame_resumes_in_place)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  GstBuffer *queued = fill (acquire (pool), 0);
+
+  for (guint i = 1; i < 20; i++) {
+    GstBuffer *next = fill (acquire (pool), i);
+
+    if (i >= 2)
+      fail_unless (cudaipc_slot_pool_buffer_ticket (next) != NULL,
+          "frame %u is not in a slot", i);
+    fail_unless_equals_int (gst_harness_push (h, queued), GST_FLOW_OK);
+    queued = next;
+  }
+  fail_unless_equals_int (gst_harness_push (h, queued), GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), 20);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 18);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
@@ -517,6 +548,7 @@ in_place_suite (void)
 
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_frames_go_out_in_place);
+  tcase_add_test (tc, test_queued_plain_frame_resumes_in_place);
   tcase_add_test (tc, test_unpushed_buffer_gives_slot_back);
   tcase_add_test (tc, test_held_frame_never_rewritten);
   tcase_add_test (tc, test_buffers_lent_again);
