@@ -618,8 +618,12 @@ gst_cu_ipc_src_decide_allocation (GstBaseSrc * bsrc, GstQuery * query)
   GST_OBJECT_UNLOCK (self);
   if (cudaipc_output_decide (self->output, GST_ELEMENT (self), query,
           self->backend, mode, cudaipc_reader_get_device_id (self->reader),
-          &err))
+          &err)) {
+    /* copy-threshold=0: nothing is ever copied */
+    if (cudaipc_reader_get_copy_threshold (self->reader) != 0)
+      cudaipc_output_ready_copies (self->output, GST_ELEMENT (self));
     return TRUE;
+  }
   GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
       ("output-memory=gst-cuda, but frames cannot be handed downstream "
           "as GstCudaMemory: %s", err->message), (NULL));

@@ -17,6 +17,8 @@
 #define GSTCUDA_LIBRARY "libgstcuda-1.0.so.0"
 /* GST_CUDA_MEMORY_TYPE_NAME */
 #define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
+/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
+#define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
 /* GstCudaMemory's public head (gstcudamemory.h, 1.22 and 1.24): a
  * GstMemory, its GstCudaContext, then the GstVideoInfo of its layout. */
@@ -50,6 +52,9 @@ static struct
     gboolean (*is_cuda_memory) (GstMemory * mem);
   GstMemory *(*alloc) (GstAllocator * allocator, GObject * ctx,
       gpointer stream, const GstVideoInfo * info);
+  /* may be missing: then gst_cuda_ensure_element_context() makes one */
+  GObject *(*context_new_wrapped) (gpointer handle, CUdevice device);
+  GstContext *(*context_new_cuda_context) (GObject * ctx);
   /* >= 1.24 */
   void (*memory_sync) (GstMemory * mem);
   GstMemory *(*alloc_wrapped) (GstAllocator * allocator, GObject * ctx,
@@ -129,6 +134,11 @@ cudaipc_gstcuda_load (void)
     if (ok && !g_module_symbol (module, "gst_cuda_memory_sync",
             (gpointer *) & lib.memory_sync))
       lib.memory_sync = NULL;
+    if (ok && (!g_module_symbol (module, "gst_cuda_context_new_wrapped",
+                (gpointer *) & lib.context_new_wrapped) ||
+            !g_module_symbol (module, "gst_context_new_cuda_context",
+                (gpointer *) & lib.context_new_cuda_context)))
+      lib.context_new_wrapped = NULL;
     /* our own driver table too: the copies are ours */
     if (ok && !lib.load_library ()) {
       GST_INFO ("%s cannot load the CUDA driver", GSTCUDA_LIBRARY);
@@ -216,6 +226,105 @@ cudaipc_gstcuda_ensure_context (GstElement * element, gint device_id,
   if (!cudaipc_gstcuda_load ())
     return FALSE;
   return lib.ensure_element_context (element, device_id, ctx);
+}
+
+/* Asks the peers of @element's pads of @direction for a CUDA context and
+ * sets the first answer on @element: TRUE where one answered. */
+static gboolean
+ask_peers (GstElement * element, GstPadDirection direction)
+{
+  GstIterator *it = direction == GST_PAD_SRC ?
+      gst_element_iterate_src_pads (element) :
+      gst_element_iterate_sink_pads (element);
+  GstQuery *query = gst_query_new_context (CUDA_CONTEXT_TYPE);
+  GValue item = G_VALUE_INIT;
+  gboolean answered = FALSE;
+
+  while (!answered && gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    answered = gst_pad_peer_query (g_value_get_object (&item), query);
+    g_value_reset (&item);
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+  if (answered) {
+    GstContext *context = NULL;
+
+    gst_query_parse_context (query, &context);
+    answered = context != NULL;
+    if (answered)
+      gst_element_set_context (element, context);
+  }
+  gst_query_unref (query);
+  return answered;
+}
+
+static void
+release_primary (gpointer data, GObject * gone)
+{
+  cudaipc_cuda ()->DevicePrimaryCtxRelease ((CUdevice) GPOINTER_TO_INT (data));
+}
+
+/* A GstCudaContext over device @device_id's primary context, which it
+ * holds (retained) for as long as it lives: no CUDA context is made. */
+static GObject *
+context_over_primary (gint device_id)
+{
+  const CudaIpcCudaFuncs *cu = cudaipc_cuda ();
+  CUdevice dev;
+  CUcontext primary;
+  GObject *ctx;
+
+  if (lib.context_new_wrapped == NULL ||
+      cu->DeviceGet (&dev, device_id) != CUDA_SUCCESS ||
+      cu->DevicePrimaryCtxRetain (&primary, dev) != CUDA_SUCCESS)
+    return NULL;
+  ctx = lib.context_new_wrapped (primary, dev);
+  if (ctx == NULL) {
+    cu->DevicePrimaryCtxRelease (dev);
+    return NULL;
+  }
+  g_object_weak_ref (ctx, release_primary, GINT_TO_POINTER ((gint) dev));
+  return ctx;
+}
+
+GObject *
+cudaipc_gstcuda_find_or_make_context (GstElement * element, gint device_id,
+    CudaIpcGstCudaGetContext get, gpointer data)
+{
+  static const GstPadDirection order[] = { GST_PAD_SRC, GST_PAD_SINK };
+  gint64 start = g_get_monotonic_time ();
+  GstContext *context;
+  GObject *ctx;
+
+  if ((ctx = get (data)) != NULL || !cudaipc_gstcuda_load ())
+    return ctx;
+  /* downstream, upstream, then the bins and the application, as
+   * GStreamer's CUDA elements ask: answers come through set_context */
+  for (guint i = 0; i < G_N_ELEMENTS (order); i++)
+    if (ask_peers (element, order[i]) && (ctx = get (data)) != NULL)
+      return ctx;
+  gst_element_post_message (element,
+      gst_message_new_need_context (GST_OBJECT (element), CUDA_CONTEXT_TYPE));
+  if ((ctx = get (data)) != NULL)
+    return ctx;
+
+  ctx = context_over_primary (device_id);
+  if (ctx == NULL) {
+    /* a new CUDA context of its own, the slow way */
+    if (!lib.ensure_element_context (element, device_id, &ctx))
+      return NULL;
+    GST_INFO_OBJECT (element, "made a GstCudaContext for device %d in %"
+        G_GINT64_FORMAT " us", device_id, g_get_monotonic_time () - start);
+    return ctx;
+  }
+  context = lib.context_new_cuda_context (ctx);
+  gst_element_set_context (element, context);
+  gst_element_post_message (element,
+      gst_message_new_have_context (GST_OBJECT (element), context));
+  GST_INFO_OBJECT (element, "a GstCudaContext over device %d's primary "
+      "context, shared with the pipeline, in %" G_GINT64_FORMAT " us",
+      device_id, g_get_monotonic_time () - start);
+  return ctx;
 }
 
 gboolean
@@ -634,8 +743,8 @@ cudaipc_gstcuda_clear_query_pools (GstQuery * query)
 }
 
 CudaIpcGstCudaOut *
-cudaipc_gstcuda_out_for_query (GstElement * element, GstQuery * query,
-    gint device_id, gboolean need_pool, GObject ** ctx, GError ** error)
+cudaipc_gstcuda_out_for_query (GstQuery * query, gboolean need_pool,
+    GObject * ctx, GError ** error)
 {
   g_autoptr (GstBufferPool) cuda_pool = NULL;
   GstCaps *caps = NULL;
@@ -657,12 +766,12 @@ cudaipc_gstcuda_out_for_query (GstElement * element, GstQuery * query,
   if (need_pool && cuda_pool == NULL)
     return NULL;
 
-  if (!cudaipc_gstcuda_ensure_context (element, device_id, ctx)) {
+  if (ctx == NULL) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
-        "no GstCudaContext for device %d (is GStreamer's CUDA library, "
-        "libgstcuda-1.0, installed?)", device_id);
+        "no GstCudaContext for the consumer's device (is GStreamer's CUDA "
+        "library, libgstcuda-1.0, installed?)");
     return NULL;
   }
-  return cudaipc_gstcuda_out_new (*ctx, caps, cudaipc_gstcuda_can_wrap ()?
+  return cudaipc_gstcuda_out_new (ctx, caps, cudaipc_gstcuda_can_wrap ()?
       NULL : cuda_pool, MAX (min_buffers, 2), error);
 }

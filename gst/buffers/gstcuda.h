@@ -80,6 +80,17 @@ gint cudaipc_gstcuda_context_device (GObject * ctx);
  * announced). *@ctx is kept when it is already set. */
 gboolean cudaipc_gstcuda_ensure_context (GstElement * element,
     gint device_id, GObject ** ctx);
+/* @data's GstCudaContext: a new reference, or NULL where it has none. */
+typedef GObject *(*CudaIpcGstCudaGetContext) (gpointer data);
+/* The GstCudaContext of device @device_id for @element, which keeps what
+ * its set_context is given where @get finds it: the one it has, else one
+ * a neighbour, a bin or the application gives it (context query, then
+ * need-context), else one over the device's primary context, the context
+ * our slots are imported in, set on @element and announced to the
+ * pipeline (have-context). That last takes no CUDA context of its own to
+ * make, which a live stream would wait for. A new reference, or NULL. */
+GObject *cudaipc_gstcuda_find_or_make_context (GstElement * element,
+    gint device_id, CudaIpcGstCudaGetContext get, gpointer data);
 /* gst_cuda_handle_set_context() and gst_cuda_handle_context_query(), for
  * an element's set_context and query: TRUE when handled. */
 gboolean cudaipc_gstcuda_handle_set_context (GstElement * element,
@@ -105,18 +116,17 @@ CudaIpcGstCudaOut *cudaipc_gstcuda_out_new_copier (GObject * ctx,
     GstCaps * caps, GError ** error);
 void cudaipc_gstcuda_out_free (CudaIpcGstCudaOut * out);
 
-/* A consumer's decide_allocation for caps of CUDA memory on device
- * @device_id: takes every pool out of @query (frames are made by the
- * consumer, not from a pool of basesrc's), keeping downstream's
- * GstCudaBufferPool if it offered one, and makes the output: NULL without
- * an error where @need_pool and downstream offered no CUDA pool; NULL with
- * a CUDAIPC_ERROR where GstCudaMemory cannot be made (no libgstcuda, no
- * context, no pool). *@ctx is the pipeline's GstCudaContext: kept when
- * set, else found or made (cudaipc_gstcuda_ensure_context()). Downstream's
- * pool is used only where frames cannot be wrapped. */
-CudaIpcGstCudaOut *cudaipc_gstcuda_out_for_query (GstElement * element,
-    GstQuery * query, gint device_id, gboolean need_pool, GObject ** ctx,
-    GError ** error);
+/* A consumer's decide_allocation for caps of CUDA memory on @ctx, the
+ * pipeline's GstCudaContext of the consumer's device (NULL: there is
+ * none): takes every pool out of @query (frames are made by the consumer,
+ * not from a pool of basesrc's), keeping downstream's GstCudaBufferPool if
+ * it offered one, and makes the output: NULL without an error where
+ * @need_pool and downstream offered no CUDA pool; NULL with a
+ * CUDAIPC_ERROR where GstCudaMemory cannot be made (no libgstcuda, no
+ * context, no pool). Downstream's pool is used only where frames cannot
+ * be wrapped. */
+CudaIpcGstCudaOut *cudaipc_gstcuda_out_for_query (GstQuery * query,
+    gboolean need_pool, GObject * ctx, GError ** error);
 /* Takes every pool out of @query. */
 void cudaipc_gstcuda_clear_query_pools (GstQuery * query);
 /* Whether frames are wrapped (no copy). */

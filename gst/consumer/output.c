@@ -85,6 +85,27 @@ get_ctx (CudaIpcOutput * o)
   return ctx;
 }
 
+static void set_ctx (CudaIpcOutput * o, GObject * ctx);
+
+static GObject *
+get_ctx_of (gpointer o)
+{
+  return get_ctx (o);
+}
+
+/* The pipeline's GstCudaContext of @device_id, found or made, kept: a new
+ * reference, or NULL. */
+static GObject *
+ensure_ctx (CudaIpcOutput * o, GstElement * element, gint device_id)
+{
+  GObject *ctx = cudaipc_gstcuda_find_or_make_context (element, device_id,
+      get_ctx_of, o);
+
+  if (ctx)
+    set_ctx (o, ctx);
+  return ctx;
+}
+
 /* Keeps a reference on @ctx (may be NULL) as the pipeline's context. */
 static void
 set_ctx (CudaIpcOutput * o, GObject * ctx)
@@ -141,11 +162,11 @@ cudaipc_output_decide (CudaIpcOutput * o, GstElement * element,
     return TRUE;
   }
 
-  ctx = get_ctx (o);
-  o->cuda_out = cudaipc_gstcuda_out_for_query (element, query, device_id,
-      mode == CUDAIPC_OUTPUT_AUTO, &ctx, &err);
-  if (ctx)
-    set_ctx (o, ctx);
+  /* found or made now, not at the first copy of a hoarded frame, which a
+   * live stream would wait for */
+  ctx = ensure_ctx (o, element, device_id);
+  o->cuda_out = cudaipc_gstcuda_out_for_query (query,
+      mode == CUDAIPC_OUTPUT_AUTO, ctx, &err);
   g_clear_object (&ctx);
 
   if (o->cuda_out == NULL && err == NULL) {
@@ -238,18 +259,30 @@ ensure_copier (CudaIpcOutput * o, GstElement * element, GError ** error)
 
   if (o->copier != NULL || o->no_copier)
     return o->copier;
-  ctx = get_ctx (o);
-  if (!cudaipc_gstcuda_ensure_context (element, o->device_id, &ctx)) {
+  ctx = ensure_ctx (o, element, o->device_id);
+  if (ctx == NULL)
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NOT_SUPPORTED,
         "no GstCudaContext for device %d (is GStreamer's CUDA library, "
         "libgstcuda-1.0, installed?)", o->device_id);
-  } else {
-    set_ctx (o, ctx);
+  else
     o->copier = cudaipc_gstcuda_out_new_copier (ctx, o->caps, error);
-  }
   g_clear_object (&ctx);
   o->no_copier = o->copier == NULL;
   return o->copier;
+}
+
+void
+cudaipc_output_ready_copies (CudaIpcOutput * o, GstElement * element)
+{
+  g_autoptr (GError) err = NULL;
+
+  if (!o->cuda_caps || o->caps == NULL || cudaipc_output_copies (o))
+    return;
+  if (ensure_copier (o, element, &err) != NULL)
+    GST_DEBUG_OBJECT (element, "a pool for copies of hoarded frames is ready");
+  else
+    GST_INFO_OBJECT (element, "no pool for copies of hoarded frames: %s",
+        err ? err->message : "GStreamer's CUDA library is not usable");
 }
 
 GstBuffer *

@@ -52,7 +52,11 @@ const gchar *cudaipc_output_get_name (CudaIpcOutput * output);
 /* Chooses the way out for the caps of @query, of a producer with
  * @backend: GstCudaMemory only for CUDA memory caps of the cuda backend
  * and a mode other than IMPORTED. FALSE (@error set) only in GST_CUDA
- * mode, where GstCudaMemory cannot be made. */
+ * mode, where GstCudaMemory cannot be made. Where it may make
+ * GstCudaMemory, the pipeline's GstCudaContext of @device_id is found or
+ * made now: one a neighbour, a bin or the application gives, else one
+ * over the device's primary context (no CUDA context of its own), shared
+ * with the pipeline. ready_copies() does the same. */
 gboolean cudaipc_output_decide (CudaIpcOutput * output, GstElement * element,
     GstQuery * query, CudaIpcBackend backend, CudaIpcOutputMode mode,
     gint device_id, GError ** error);
@@ -75,6 +79,14 @@ gboolean cudaipc_output_copies (CudaIpcOutput * output);
  * GError where it failed). */
 GstBuffer *cudaipc_output_copy (CudaIpcOutput * output, GstElement * element,
     GstBuffer * buf, gboolean * copied, GError ** error);
+/* After decide(), where frames of CUDA memory caps go out in slots
+ * (imported, or wrapped as GstCudaMemory) and copy() may be asked for
+ * them: makes the pool that copy() copies into now, with the caps, not at
+ * the first copy of a hoarded frame, which a live stream would wait for.
+ * Its buffers are allocated at the first copy. Where the pool cannot be
+ * made, copy() says why later. */
+void cudaipc_output_ready_copies (CudaIpcOutput * output,
+    GstElement * element);
 void cudaipc_output_set_context (CudaIpcOutput * output,
     GstElement * element, GstContext * context, gint device_id);
 gboolean cudaipc_output_handle_query (CudaIpcOutput * output,
