@@ -246,8 +246,13 @@ static gboolean
 cuda_write (CudaIpcDevice * dev, guintptr dst, const void *src, gsize size,
     GError ** error)
 {
+  /* from pageable memory cuMemcpyHtoD() returns once the bytes are
+   * staged, before they reach @dst: the frame is complete, for a consumer
+   * in another process, only once the default stream is done */
   return cudaipc_cuda_check (CU->MemcpyHtoD ((CUdeviceptr) dst, src, size),
-      "cuMemcpyHtoD", error);
+      "cuMemcpyHtoD", error) &&
+      cudaipc_cuda_check (CU->StreamSynchronize (NULL),
+      "cuStreamSynchronize", error);
 }
 
 static gboolean
