@@ -620,7 +620,7 @@ run_consumer (const gchar * socket_path)
   const gchar *output;
   gboolean peer = FALSE;
   guint64 discarded = 0, driver_calls = 0, metas_received = 0;
-  guint64 metas_refused = 0;
+  guint64 metas_refused = 0, copied = 0;
   gchar *desc;
 
   /* a custom meta is rebuilt only where its API is registered */
@@ -713,13 +713,15 @@ run_consumer (const gchar * socket_path)
   gst_structure_get_uint64 (stats, "driver-calls", &driver_calls);
   gst_structure_get_uint64 (stats, "metas-received", &metas_received);
   gst_structure_get_uint64 (stats, "metas-refused", &metas_refused);
+  gst_structure_get_uint64 (stats, "frames-copied", &copied);
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
       "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " connects=%d "
       "fenced=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
       "metas_bad=%u metas_received=%" G_GUINT64_FORMAT " metas_refused=%"
-      G_GUINT64_FORMAT " disorder=%u checksum=%016"
-      G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT "\n", n, bad,
+      G_GUINT64_FORMAT " disorder=%u copied=%" G_GUINT64_FORMAT
+      " checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT
+      "\n", n, bad,
       n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
       g_atomic_int_get (&n_warnings), ok,
@@ -728,7 +730,7 @@ run_consumer (const gchar * socket_path)
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
       driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
-      disorder, checksum, t1 - t0);
+      disorder, copied, checksum, t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
