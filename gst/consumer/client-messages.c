@@ -25,31 +25,6 @@
 
 /* CAPS ids kept at once; older ones are forgotten first */
 #define MAX_CAPS_ENTRIES 16
-/* Longest wait for a producer's copy into a slot (microseconds), from its
- * FRAME's arrival: a copy takes microseconds, so this only ends a wait
- * that would never end. */
-#define FENCE_TIMEOUT_US (2 * G_USEC_PER_SEC)
-/* wait_copy(): how long it reads busily, then the shortest and the
- * longest sleep between reads (microseconds): a copy that lands as its
- * FRAME arrives is seen at once, a slow one within a quarter of the time
- * waited so far, and a copy that never lands costs little to wait for. */
-#define COPY_SPIN_US 20
-#define COPY_SLEEP_MIN_US 20
-#define COPY_SLEEP_MAX_US 1000
-
-/* What orders the copies into a ring's slots: its fence page, or one
- * slot's interprocess event with the device whose context a query needs.
- * The client holds the current ones; each frame not yet handed out holds
- * its own, which a new ring or a closed connection must not free under
- * it. */
-struct _CudaIpcCopyOrder
-{
-  gint refcount;
-  CudaIpcFencePage *page;
-  CudaIpcFence *event;
-  CudaIpcDevice *dev;           /* with @event */
-};
-
 /* One frame's way back to the producer. */
 typedef struct
 {
@@ -116,40 +91,6 @@ cudaipc_client_caps_table_new (void)
   return g_hash_table_new_full (NULL, NULL, NULL, caps_entry_free);
 }
 
-/* Ordering (takes @page or @event) */
-
-static CudaIpcCopyOrder *
-ordering_new (CudaIpcFencePage * page, CudaIpcFence * event,
-    CudaIpcDevice * dev)
-{
-  CudaIpcCopyOrder *o = g_new0 (CudaIpcCopyOrder, 1);
-
-  o->refcount = 1;
-  o->page = page;
-  o->event = event;
-  o->dev = dev ? cudaipc_device_ref (dev) : NULL;
-  return o;
-}
-
-static CudaIpcCopyOrder *
-ordering_ref (CudaIpcCopyOrder * o)
-{
-  g_atomic_int_inc (&o->refcount);
-  return o;
-}
-
-/* Any thread: the last frame to let go of it may be dropped anywhere. */
-static void
-ordering_unref (CudaIpcCopyOrder * o)
-{
-  if (o == NULL || !g_atomic_int_dec_and_test (&o->refcount))
-    return;
-  cudaipc_fence_page_free (o->page);
-  cudaipc_fence_free (o->event);
-  g_clear_pointer (&o->dev, cudaipc_device_unref);
-  g_free (o);
-}
-
 /* Life cycle */
 
 static void
@@ -159,9 +100,9 @@ drop_imports (CudaIpcClient * client)
    * be handed out keep what orders them */
   for (guint i = 0; i < G_N_ELEMENTS (client->slots); i++) {
     g_clear_pointer (&client->slots[i], cudaipc_shared_block_unref);
-    g_clear_pointer (&client->fences[i], ordering_unref);
+    g_clear_pointer (&client->fences[i], cudaipc_copy_order_unref);
   }
-  g_clear_pointer (&client->fence_page, ordering_unref);
+  g_clear_pointer (&client->fence_page, cudaipc_copy_order_unref);
   client->have_ring = FALSE;
   client->n_slots = 0;
 }
@@ -193,13 +134,8 @@ cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
 }
 
 /* The producer broke the protocol: tell it, drop it, fail. */
-/* *INDENT-OFF* */
-static CudaIpcClientStatus broken_producer (CudaIpcClient * client,
-    GError ** error, const gchar * format, ...) G_GNUC_PRINTF (3, 4);
-/* *INDENT-ON* */
-
-static CudaIpcClientStatus
-broken_producer (CudaIpcClient * client, GError ** error,
+CudaIpcClientStatus
+cudaipc_client_broken_producer (CudaIpcClient * client, GError ** error,
     const gchar * format, ...)
 {
   g_autofree gchar *text = NULL;
@@ -231,8 +167,8 @@ end_connection (CudaIpcClient * client, CudaIpcClientItem * item, gchar * text)
 
 /* An interprocess event could not be opened or waited on: tell the
  * producer, close, and let the caller connect again without events. */
-static CudaIpcClientStatus
-events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
+CudaIpcClientStatus
+cudaipc_client_events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
     const gchar * why)
 {
   gchar *text = g_strdup_printf ("interprocess CUDA events are unavailable "
@@ -244,8 +180,8 @@ events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
 
 /* A frame whose copy never completed: the connection is given up (the
  * element reconnects or errors, as for a producer that left). */
-static CudaIpcClientStatus
-producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
+CudaIpcClientStatus
+cudaipc_client_producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
     guint slot, const gchar * why)
 {
   gchar *text = g_strdup_printf ("the frame in slot %u was never completed "
@@ -265,7 +201,7 @@ handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
   entry->caps = cudaipc_media_parse_caps (m->caps, &entry->info, &err);
   if (entry->caps == NULL) {
     g_free (entry);
-    return broken_producer (client, error, "CAPS %u are %s: \"%s\"",
+    return cudaipc_client_broken_producer (client, error, "CAPS %u are %s: \"%s\"",
         m->caps_id, err->message, m->caps);
   }
 
@@ -312,19 +248,19 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
   /* generations only grow on a connection: an old number again would make
    * RELEASEs and held frames of two rings look alike */
   if (client->have_ring && m->generation <= client->generation)
-    return broken_producer (client, error, "RING names generation %u, not "
+    return cudaipc_client_broken_producer (client, error, "RING names generation %u, not "
         "newer than the current one, %u", m->generation, client->generation);
 
   if (m->flags & CUDAIPC_RING_HAS_FENCE) {
     g_autoptr (GError) err = NULL;
 
     if (!client->fence)
-      return broken_producer (client, error, "RING has a fence page, which "
+      return cudaipc_client_broken_producer (client, error, "RING has a fence page, which "
           "this consumer was not offered");
     page = cudaipc_fence_page_open (cudaipc_steal_fd (&msg->fds[0]), &err);
     if (page == NULL && g_error_matches (err, CUDAIPC_ERROR,
             CUDAIPC_ERROR_INVALID))
-      return broken_producer (client, error, "%s", err->message);
+      return cudaipc_client_broken_producer (client, error, "%s", err->message);
     if (page == NULL) {
       g_set_error (error, CUDAIPC_ERROR, err->code, "Could not map the "
           "fence page of the producer on %s: %s", client->path, err->message);
@@ -340,7 +276,7 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
       "complete when they come" : "no fence page", (m->flags &
           CUDAIPC_RING_LIVE) ? "a live" : "not a live");
   drop_imports (client);
-  client->fence_page = page ? ordering_new (page, NULL, NULL) : NULL;
+  client->fence_page = page ? cudaipc_copy_order_new (page, NULL, NULL) : NULL;
   client->have_ring = TRUE;
   client->generation = m->generation;
   client->n_slots = m->n_slots;
@@ -366,17 +302,17 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
   guint n_fds;
 
   if (!client->have_ring)
-    return broken_producer (client, error, "SLOT %u came before any RING",
+    return cudaipc_client_broken_producer (client, error, "SLOT %u came before any RING",
         m->index);
   if (m->generation != client->generation)
-    return broken_producer (client, error, "SLOT %u names ring generation "
+    return cudaipc_client_broken_producer (client, error, "SLOT %u names ring generation "
         "%u, the current one is %u", m->index, m->generation,
         client->generation);
   if (m->index >= client->n_slots)
-    return broken_producer (client, error, "SLOT %u is beyond the ring's %u "
+    return cudaipc_client_broken_producer (client, error, "SLOT %u is beyond the ring's %u "
         "slots", m->index, client->n_slots);
   if (client->slots[m->index] != NULL)
-    return broken_producer (client, error, "SLOT %u was announced twice",
+    return cudaipc_client_broken_producer (client, error, "SLOT %u was announced twice",
         m->index);
 
   /* the descriptor takes the fds, whatever its verdict */
@@ -385,7 +321,7 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
   desc = cudaipc_descriptor_new_from_fds (client->dev, msg->fds,
       m->alloc_sizes, n_fds, m->size, &err);
   if (desc == NULL)
-    return broken_producer (client, error, "the descriptor of slot %u failed "
+    return cudaipc_client_broken_producer (client, error, "the descriptor of slot %u failed "
         "its checks: %s", m->index, err->message);
 
   block = cudaipc_block_import (client->dev, desc, &err);
@@ -414,8 +350,8 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
         &err);
 
     if (event == NULL)
-      return events_unavailable (client, item, err->message);
-    client->fences[m->index] = ordering_new (NULL, event, client->dev);
+      return cudaipc_client_events_unavailable (client, item, err->message);
+    client->fences[m->index] = cudaipc_copy_order_new (NULL, event, client->dev);
     GST_DEBUG ("opened the interprocess event of slot %u", m->index);
   } else if (m->flags & CUDAIPC_SLOT_HAS_EVENT) {
     GST_DEBUG ("slot %u has an event this consumer did not ask for", m->index);
@@ -442,30 +378,30 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   g_mutex_unlock (&s->lock);
 
   if (!client->have_ring)
-    return broken_producer (client, error, "a FRAME came before any RING");
+    return cudaipc_client_broken_producer (client, error, "a FRAME came before any RING");
   if (f->generation != client->generation)
-    return broken_producer (client, error, "a FRAME names ring generation "
+    return cudaipc_client_broken_producer (client, error, "a FRAME names ring generation "
         "%u, the current one is %u", f->generation, client->generation);
   if (f->slot >= client->n_slots || (sb = client->slots[f->slot]) == NULL)
-    return broken_producer (client, error, "a FRAME names slot %u, which no "
+    return cudaipc_client_broken_producer (client, error, "a FRAME names slot %u, which no "
         "SLOT announced", f->slot);
   entry = g_hash_table_lookup (client->caps, GUINT_TO_POINTER (f->caps_id));
   if (entry == NULL)
-    return broken_producer (client, error, "a FRAME names caps id %u, which "
+    return cudaipc_client_broken_producer (client, error, "a FRAME names caps id %u, which "
         "no CAPS announced", f->caps_id);
   block_size = cudaipc_block_get_size (cudaipc_shared_block_get_block (sb));
   if (f->size > block_size)
-    return broken_producer (client, error, "a FRAME of %" G_GUINT64_FORMAT
+    return cudaipc_client_broken_producer (client, error, "a FRAME of %" G_GUINT64_FORMAT
         " bytes does not fit slot %u of %" G_GUINT64_FORMAT " bytes", f->size,
         f->slot, block_size);
   if (!cudaipc_media_check_layout (f, &entry->info, &err))
-    return broken_producer (client, error, "%s", err->message);
+    return cudaipc_client_broken_producer (client, error, "%s", err->message);
 
   bit = G_GUINT64_CONSTANT (1) << f->slot;
   g_mutex_lock (&s->lock);
   if (s->held_mask & bit) {
     g_mutex_unlock (&s->lock);
-    return broken_producer (client, error, "slot %u was published again "
+    return cudaipc_client_broken_producer (client, error, "slot %u was published again "
         "while this consumer still holds it", f->slot);
   }
   if (f->size == 0) {
@@ -507,9 +443,9 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
    * is waited for when it is handed out (wait_copy()), by its caller's
    * deadline, and not by whoever reads it ahead */
   if (client->fence_page != NULL)
-    item->frame.ordering = ordering_ref (client->fence_page);
+    item->frame.ordering = cudaipc_copy_order_ref (client->fence_page);
   else if (client->fences[f->slot] != NULL)
-    item->frame.ordering = ordering_ref (client->fences[f->slot]);
+    item->frame.ordering = cudaipc_copy_order_ref (client->fences[f->slot]);
   item->frame.received_at = g_get_monotonic_time ();
 
   /* from here, unreffing the memory releases the slot */
@@ -529,114 +465,6 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   client->have_caps_in_use = TRUE;
   client->caps_in_use = f->caps_id;
   return CUDAIPC_CLIENT_OK;
-}
-
-/* Reads once whether the copy ordered by @o has landed: 1 yes, 0 not yet,
- * -1 a fence word the producer got wrong (CUDAIPC_ERROR_PROTOCOL) or an
- * event that failed. */
-static gint
-copy_landed (CudaIpcCopyOrder * o, const CudaIpcFrameMsg * f, guint * calls,
-    GError ** error)
-{
-  gboolean done = FALSE;
-
-  if (o->page != NULL)
-    return cudaipc_fence_page_check (o->page, f->slot, f->seq, error);
-  (*calls)++;
-  if (!cudaipc_fence_query (o->event, &done, error))
-    return -1;
-  return done ? 1 : 0;
-}
-
-CudaIpcClientStatus
-cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
-    gint64 deadline, GError ** error)
-{
-  const CudaIpcFrameMsg *f = &item->frame.msg;
-  CudaIpcCopyOrder *o = item->frame.ordering;
-  g_autoptr (GError) err = NULL;
-  gint64 limit = item->frame.received_at + FENCE_TIMEOUT_US;
-  gint64 start = g_get_monotonic_time (), now, until;
-  CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
-  guint slot = f->slot, calls = 0;
-  gboolean pushed = FALSE, fenced;
-  gint landed = 0;
-
-  if (o == NULL)
-    return CUDAIPC_CLIENT_OK;
-  fenced = o->page != NULL;
-
-  /* an event is queried with the device's context current for the wait
-   * alone: pushed and popped on this thread, so none of ours is left
-   * current on a streaming thread that a pool may hand to other work (or
-   * that outlives the device) */
-  if (!fenced) {
-    calls++;
-    pushed = cudaipc_device_push (o->dev, &err);
-    if (!pushed)
-      landed = -1;
-  }
-  while (landed == 0) {
-    landed = copy_landed (o, f, &calls, &err);
-    if (landed != 0)
-      break;
-    now = g_get_monotonic_time ();
-    if (now >= limit) {
-      if (fenced)
-        g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
-            "the producer's copy did not complete within %d ms (the fence "
-            "of slot %u is at %" G_GUINT64_FORMAT ", frame %" G_GUINT64_FORMAT
-            " waits for it)", (int) (FENCE_TIMEOUT_US / 1000), slot,
-            cudaipc_fence_page_peek (o->page, slot), f->seq);
-      else
-        g_set_error (&err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT,
-            "the producer's copy did not complete within %d ms",
-            (int) (FENCE_TIMEOUT_US / 1000));
-      landed = -1;
-      break;
-    }
-    if (deadline > 0 && now >= deadline) {
-      st = CUDAIPC_CLIENT_TIMEOUT;
-      break;
-    }
-    if (now - start < COPY_SPIN_US)
-      continue;
-    until = now + CLAMP ((now - start) / 4, COPY_SLEEP_MIN_US,
-        COPY_SLEEP_MAX_US);
-    until = MIN (until, limit);
-    if (deadline > 0)
-      until = MIN (until, deadline);
-    if (cudaipc_client_wait_readable (client, -1, until) == -ECANCELED) {
-      st = CUDAIPC_CLIENT_CANCELLED;
-      break;
-    }
-  }
-  if (pushed) {
-    calls++;
-    cudaipc_device_pop (o->dev);
-  }
-  if (calls > 0) {
-    g_mutex_lock (&client->session->lock);
-    client->session->driver_calls += calls;
-    g_mutex_unlock (&client->session->lock);
-  }
-
-  if (landed > 0) {
-    g_clear_pointer (&item->frame.ordering, ordering_unref);
-    return CUDAIPC_CLIENT_OK;
-  }
-  if (landed == 0)
-    return st;
-
-  /* given back while the connection is still there, then closed */
-  cudaipc_client_item_clear (item);
-  if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
-    /* the producer died with the copy queued, or its GPU hangs: this frame
-     * is lost, the connection too */
-    return producer_stalled (client, item, slot, err->message);
-  if (fenced)
-    return broken_producer (client, error, "%s", err->message);
-  return events_unavailable (client, item, err->message);
 }
 
 /* Events */
@@ -708,7 +536,7 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
       cudaipc_client_close (client, CUDAIPC_BYE_NORMAL, NULL);
       return CUDAIPC_CLIENT_CLOSED;
     default:
-      return broken_producer (client, error, "unexpected %s message",
+      return cudaipc_client_broken_producer (client, error, "unexpected %s message",
           cudaipc_msg_type_name (msg->type));
   }
 }
@@ -794,7 +622,7 @@ cudaipc_client_item_clear (CudaIpcClientItem * item)
     gst_memory_unref (item->frame.memory);
   gst_clear_caps (&item->frame.caps);
   g_clear_pointer (&item->frame.meta, g_bytes_unref);
-  g_clear_pointer (&item->frame.ordering, ordering_unref);
+  g_clear_pointer (&item->frame.ordering, cudaipc_copy_order_unref);
   gst_clear_event (&item->event);
   g_free (item->bye_text);
   memset (item, 0, sizeof (*item));

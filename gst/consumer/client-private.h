@@ -148,6 +148,28 @@ void cudaipc_client_drop_frame (CudaIpcClient * client,
     CudaIpcClientItem * item);
 /* Frames of this connection not released: handed out and pending. */
 guint cudaipc_client_held (CudaIpcClient * client);
+/* The producer broke the protocol: BYE(PROTOCOL), closed, @error set
+ * (CUDAIPC_ERROR_PROTOCOL) with the text; ERROR. */
+/* *INDENT-OFF* */
+CudaIpcClientStatus cudaipc_client_broken_producer (CudaIpcClient * client,
+    GError ** error, const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+/* *INDENT-ON* */
+/* An interprocess event could not be opened or waited on: BYE(PROTOCOL),
+ * closed, and connected again without events; CLOSED, @item says why. */
+CudaIpcClientStatus cudaipc_client_events_unavailable (CudaIpcClient *
+    client, CudaIpcClientItem * item, const gchar * why);
+/* The copy into @slot never completed: the connection is given up (the
+ * caller reconnects or fails, as for a producer that left); CLOSED. */
+CudaIpcClientStatus cudaipc_client_producer_stalled (CudaIpcClient * client,
+    CudaIpcClientItem * item, guint slot, const gchar * why);
+
+/* client-copy.c: a frame's copy order (takes @page or @event; @dev, a
+ * reference taken, with @event) */
+CudaIpcCopyOrder *cudaipc_copy_order_new (CudaIpcFencePage * page,
+    CudaIpcFence * event, CudaIpcDevice * dev);
+CudaIpcCopyOrder *cudaipc_copy_order_ref (CudaIpcCopyOrder * order);
+/* Any thread: the last frame to let go of it may be dropped anywhere. */
+void cudaipc_copy_order_unref (CudaIpcCopyOrder * order);
 /* For a frame about to be handed out: waits until the producer's copy
  * into its slot has landed (its fence word, or its event), until
  * @deadline (monotonic µs; 0: none) or cancel(), and never past 2 s after
