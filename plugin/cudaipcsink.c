@@ -43,20 +43,17 @@
 #include "config.h"
 #endif
 
-#include <string.h>
-
 #include <gst/video/video.h>
 
 #include "cudaipcsink.h"
+#include "cudaipcsink-report.h"
 #include "cudaipc-enums.h"
 #include "producer/slot-offer.h"
-#include "common/error.h"
 #include "device/device.h"
-#include "metas/metas.h"
 #include "media/timing.h"
 #include "producer/publisher.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_cu_ipc_sink_debug);
+GST_DEBUG_CATEGORY (gst_cu_ipc_sink_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_sink_debug
 
 enum
@@ -376,33 +373,6 @@ gst_cu_ipc_sink_finalize (GObject * object)
 
 /* GstBaseSink */
 
-/* Posts the error of a publisher that could not be made (the part of
- * it that @failed, @config what it was asked for): the words are the
- * publisher's, the domain and code ours. */
-static void
-post_start_error (GstCuIpcSink * self, CudaIpcPublisherFailed failed,
-    const GError * error, const CudaIpcPublisherConfig * config)
-{
-  g_autofree gchar *debug = NULL;
-  g_autofree gchar *text = cudaipc_publisher_failure_text (failed, error,
-      config, &debug);
-
-  if (failed >= CUDAIPC_PUBLISHER_FAILED_METAS &&
-      failed <= CUDAIPC_PUBLISHER_FAILED_SOCKET_NAME)
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text), ("%s", debug));
-  else if (failed == CUDAIPC_PUBLISHER_FAILED_DEVICE &&
-      (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DRIVER) ||
-          g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_NO_DEVICE)))
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND, ("%s", text), ("%s", debug));
-  else if ((failed == CUDAIPC_PUBLISHER_FAILED_NONE ||
-          failed == CUDAIPC_PUBLISHER_FAILED_SERVER) &&
-      g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_BUSY))
-    GST_ELEMENT_ERROR (self, RESOURCE, BUSY, ("%s", text), ("%s", debug));
-  else
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE, ("%s", text),
-        ("%s", debug));
-}
-
 static gboolean
 gst_cu_ipc_sink_start (GstBaseSink * bsink)
 {
@@ -423,7 +393,8 @@ gst_cu_ipc_sink_start (GstBaseSink * bsink)
   publisher = cudaipc_publisher_new (&config, &publisher_callbacks, self,
       &failed, &error);
   if (publisher == NULL) {
-    post_start_error (self, failed, error, &config);
+    gst_cu_ipc_sink_post_start_error (GST_ELEMENT (self), failed, error,
+        &config);
     return FALSE;
   }
 
@@ -561,41 +532,6 @@ gst_cu_ipc_sink_query (GstBaseSink * bsink, GstQuery * query)
   return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
 }
 
-/* Metas of a frame were left out: warned of once, counted in stats. */
-static void
-warn_metas_dropped (GstCuIpcSink * self, guint dropped)
-{
-  if (self->warned_metas)
-    return;
-  self->warned_metas = TRUE;
-  GST_ELEMENT_WARNING (self, STREAM, ENCODE,
-      ("%u metas of a frame were left out: beyond what a frame carries "
-          "(%d bytes, %d metas, %d items in one)", dropped,
-          CUDAIPC_MAX_META_BYTES, CUDAIPC_MAX_METAS, CUDAIPC_MAX_META_ITEMS),
-      ("counted in stats metas-dropped; warned once"));
-}
-
-/* A frame that could not go out: the words are the publisher's, the
- * domain and code ours. */
-static GstFlowReturn
-post_publish_error (GstCuIpcSink * self, CudaIpcPublishResult res,
-    const CudaIpcPublisherFrame * frame, const CudaIpcPublished * out,
-    const GError * error)
-{
-  g_autofree gchar *debug = NULL;
-  g_autofree gchar *text = cudaipc_publisher_result_text (self->publisher,
-      res, frame, out, error, &debug);
-
-  if (res == CUDAIPC_PUBLISH_NO_CONTEXT)
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ_WRITE, ("%s", text), (NULL));
-  else if (res == CUDAIPC_PUBLISH_NO_RING)
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", text),
-        ("%s", debug));
-  else
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", text), ("%s", debug));
-  return GST_FLOW_ERROR;
-}
-
 /* The publisher does the frame's work (publisher.h); render() says how it
  * went in GStreamer's words. */
 static GstFlowReturn
@@ -611,8 +547,11 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
   cudaipc_slot_offer_check (self->offer, buf);
 
   res = cudaipc_publisher_publish (self->publisher, &frame, &out, &error);
-  if (out.metas.dropped > 0)
-    warn_metas_dropped (self, out.metas.dropped);
+  if (out.metas.dropped > 0 && !self->warned_metas) {
+    self->warned_metas = TRUE;
+    gst_cu_ipc_sink_warn_metas_dropped (GST_ELEMENT (self),
+        out.metas.dropped);
+  }
   switch (res) {
     case CUDAIPC_PUBLISH_OK:
     case CUDAIPC_PUBLISH_DROPPED:
@@ -620,7 +559,8 @@ gst_cu_ipc_sink_render (GstBaseSink * bsink, GstBuffer * buf)
     case CUDAIPC_PUBLISH_FLUSHING:
       return self->flushed;
     default:
-      return post_publish_error (self, res, &frame, &out, error);
+      return gst_cu_ipc_sink_post_publish_error (GST_ELEMENT (self),
+          self->publisher, res, &frame, &out, error);
   }
 }
 
