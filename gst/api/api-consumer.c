@@ -27,7 +27,6 @@
 #include "consumer/reader.h"
 #include "common/error.h"
 #include "buffers/memory.h"
-#include "metas/metas.h"
 
 /* What frames and their consumer share: frames may outlive it. */
 typedef struct
@@ -46,6 +45,8 @@ struct cudaipc_consumer
   gboolean eos;
   GstCaps *caps_seen;           /* the caps caps_str was made of */
   gchar *caps_str;              /* GRefString: frames share it */
+  gchar *warnings;              /* not read yet, one a line; or NULL */
+  gchar *warnings_read;         /* what warning() gave last */
 };
 
 struct cudaipc_frame
@@ -185,9 +186,25 @@ deadline_of (guint32 timeout_ms)
       0;
 }
 
+/* @text (taken) after the warnings not read yet. */
+static void
+add_warnings (cudaipc_consumer * c, gchar * text)
+{
+  gchar *all;
+
+  if (text == NULL)
+    return;
+  all = c->warnings ? g_strconcat (c->warnings, "\n", text, NULL) : text;
+  if (all != text)
+    g_free (text);
+  g_free (c->warnings);
+  c->warnings = all;
+}
+
 static cudaipc_frame *
 frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
 {
+  g_autoptr (GError) metas_err = NULL;
   cudaipc_frame *f = g_new0 (cudaipc_frame, 1);
 
   f->refs = 1;
@@ -215,15 +232,14 @@ frame_new (cudaipc_consumer * c, CudaIpcClientItem * item)
 
   /* the regions it carries, read the way cuipcsrc reads them */
   if (f->item.frame.meta) {
-    CudaIpcMetaCounts counts = { 0, };
-    gsize len;
-    const guint8 *data = g_bytes_get_data (f->item.frame.meta, &len);
-
     f->metas = gst_buffer_new ();
-    cudaipc_metas_decode (data, len, f->metas, &counts, NULL);
+    cudaipc_reader_decode_metas (c->reader, f->item.frame.meta, f->metas,
+        &metas_err);
     f->n_regions = cudaipc_annotations_n_regions (f->metas);
     f->n_objects = cudaipc_annotations_n_objects (f->metas);
   }
+  /* what cuipcsrc posts as warnings, for warning() */
+  add_warnings (c, cudaipc_reader_take_warnings (c->reader, metas_err));
   return f;
 }
 
@@ -327,6 +343,22 @@ cudaipc_consumer_error (cudaipc_consumer * c)
   return c ? c->error : "no consumer";
 }
 
+const char *
+cudaipc_consumer_warning (cudaipc_consumer * c)
+{
+  const char *text;
+
+  if (c == NULL || !cudaipc_api_guard_enter (&c->guard))
+    return NULL;
+  g_mutex_lock (&c->lock);
+  g_free (c->warnings_read);
+  c->warnings_read = g_steal_pointer (&c->warnings);
+  text = c->warnings_read;
+  g_mutex_unlock (&c->lock);
+  cudaipc_api_guard_leave (&c->guard);
+  return text;
+}
+
 uint32_t
 cudaipc_consumer_held (cudaipc_consumer * c)
 {
@@ -376,6 +408,8 @@ cudaipc_consumer_free (cudaipc_consumer * c)
   gst_clear_caps (&c->caps_seen);
   g_clear_pointer (&c->caps_str, g_ref_string_release);
   g_free (c->error);
+  g_free (c->warnings);
+  g_free (c->warnings_read);
   g_mutex_clear (&c->lock);
   cudaipc_api_guard_clear (&c->guard);
   g_free (c);

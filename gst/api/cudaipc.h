@@ -172,6 +172,12 @@ CUDAIPC_API cudaipc_status cudaipc_consumer_next (cudaipc_consumer * consumer,
     uint32_t timeout_ms, cudaipc_frame ** frame);
 /* The text of the last failure, "" after a success. */
 CUDAIPC_API const char *cudaipc_consumer_error (cudaipc_consumer * consumer);
+/* What went wrong without stopping the frames since the last call, one
+ * a line, or NULL: metadata or events of the producer that this consumer
+ * refused (dropped, the frames go out), in the words cuipcsrc warns with,
+ * each once a connection. Valid until the next warning() or free(). */
+CUDAIPC_API const char *cudaipc_consumer_warning (cudaipc_consumer *
+    consumer);
 /* Frames handed out and not released yet. */
 CUDAIPC_API uint32_t cudaipc_consumer_held (cudaipc_consumer * consumer);
 /* Frames dropped since it started: those of a live stream that arrived

@@ -536,6 +536,33 @@ cudaipc_reader_item_clear (CudaIpcReaderItem * item)
 
 /* What the front doors show */
 
+void
+cudaipc_reader_decode_metas (CudaIpcReader * r, GBytes * meta,
+    GstBuffer * buf, GError ** metas_error)
+{
+  g_autoptr (GError) err = NULL;
+  CudaIpcMetaCounts counts = { 0, };
+  gsize len;
+  const guint8 *data = g_bytes_get_data (meta, &len);
+  gboolean ok = cudaipc_metas_decode (data, len, buf, &counts, &err);
+
+  g_mutex_lock (&r->lock);
+  r->metas.carried += counts.carried;
+  r->metas.skipped += counts.skipped;
+  r->metas.dropped += counts.dropped;
+  g_mutex_unlock (&r->lock);
+  /* what the producer sent is untrusted: a meta that breaks a rule is
+   * dropped, with those after it, and reported once a connection; the
+   * frame goes out all the same */
+  if (!ok) {
+    GST_DEBUG ("metas of a frame refused: %s", err->message);
+    if (!r->warned_metas) {
+      r->warned_metas = TRUE;
+      g_propagate_error (metas_error, g_steal_pointer (&err));
+    }
+  }
+}
+
 GstBuffer *
 cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
     GError ** metas_error)
@@ -545,29 +572,8 @@ cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
   /* from here, unreffing the buffer releases the slot */
   gst_buffer_append_memory (buf, g_steal_pointer (&frame->memory));
   cudaipc_media_apply_frame (buf, &frame->msg, &frame->info);
-  if (frame->meta) {
-    g_autoptr (GError) err = NULL;
-    CudaIpcMetaCounts counts = { 0, };
-    gsize len;
-    const guint8 *data = g_bytes_get_data (frame->meta, &len);
-    gboolean ok = cudaipc_metas_decode (data, len, buf, &counts, &err);
-
-    g_mutex_lock (&r->lock);
-    r->metas.carried += counts.carried;
-    r->metas.skipped += counts.skipped;
-    r->metas.dropped += counts.dropped;
-    g_mutex_unlock (&r->lock);
-    /* what the producer sent is untrusted: a meta that breaks a rule is
-     * dropped, with those after it, and reported once a connection; the
-     * frame goes out all the same */
-    if (!ok) {
-      GST_DEBUG ("metas of a frame refused: %s", err->message);
-      if (!r->warned_metas) {
-        r->warned_metas = TRUE;
-        g_propagate_error (metas_error, g_steal_pointer (&err));
-      }
-    }
-  }
+  if (frame->meta)
+    cudaipc_reader_decode_metas (r, frame->meta, buf, metas_error);
   if (frame->discont)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
   return buf;
@@ -599,6 +605,28 @@ cudaipc_reader_take_event_refusal (CudaIpcReader * r)
   }
   r->warned_events = TRUE;
   return text;
+}
+
+gchar *
+cudaipc_reader_take_warnings (CudaIpcReader * r, const GError * metas_error)
+{
+  g_autofree gchar *refusal = cudaipc_reader_take_event_refusal (r);
+  g_autofree gchar *who = NULL;
+  GString *text;
+
+  if (metas_error == NULL && refusal == NULL)
+    return NULL;
+  who = cudaipc_reader_describe_producer (r);
+  text = g_string_new (NULL);
+  if (metas_error != NULL)
+    g_string_append_printf (text, "%s sent frame metadata that breaks the "
+        "rules; such metas are dropped, the frames go out (%s; warned once "
+        "a connection)", who, metas_error->message);
+  if (refusal != NULL)
+    g_string_append_printf (text, "%s%s sent events this consumer refused; "
+        "they are dropped, the frames go out (%s; warned once a "
+        "connection)", text->len ? "\n" : "", who, refusal);
+  return g_string_free (text, FALSE);
 }
 
 gboolean

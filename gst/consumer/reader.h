@@ -178,6 +178,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
  * for the caller to report. */
 GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
     CudaIpcClientFrame * frame, GError ** metas_error);
+/* @meta, a FRAME's metas, decoded onto @buf as make_buffer() does: those
+ * that break a rule are dropped, counted as refused, and the first such
+ * frame of a connection sets @metas_error. */
+void cudaipc_reader_decode_metas (CudaIpcReader * reader, GBytes * meta,
+    GstBuffer * buf, GError ** metas_error);
 /* "The producer 'NAME' (pid N) on PATH", for messages that blame it; the
  * owning thread. */
 gchar *cudaipc_reader_describe_producer (CudaIpcReader * reader);
@@ -186,6 +191,12 @@ gchar *cudaipc_reader_describe_producer (CudaIpcReader * reader);
  * time one is on a connection, for the caller to report; else NULL. The
  * events are dropped and counted in stats events-refused. */
 gchar *cudaipc_reader_take_event_refusal (CudaIpcReader * reader);
+/* For a door with no messages of its own (the C API): the warnings of a
+ * frame just made (@metas_error, as make_buffer() set it; may be NULL)
+ * and of the events refused since, in the words cuipcsrc posts, one a
+ * line; NULL where there are none. Each comes once a connection. */
+gchar *cudaipc_reader_take_warnings (CudaIpcReader * reader,
+    const GError * metas_error);
 /* Whether @frame (just received) should go out as a copy in the
  * caller's own memory, its slot given back at once: the caller holds
  * copy-threshold slots or more already (downstream keeps frames: an

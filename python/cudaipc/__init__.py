@@ -783,8 +783,13 @@ class Consumer(_Handle):
                                                ctypes.byref(ptr))
                 if st != _lib.STATUS_OK:
                     text = _text(lib.cudaipc_consumer_error(c))
+                said = _text(lib.cudaipc_consumer_warning(c))
         finally:
             self._leave()
+        # what the producer sent that this consumer refused (metadata,
+        # events): dropped, the frames go on; each once a connection
+        for line in said.splitlines():
+            warnings.warn(line, RuntimeWarning, stacklevel=2)
         if st != _lib.STATUS_OK:
             _raise(st, text)
         frame = Frame(ptr.value)

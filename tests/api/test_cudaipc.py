@@ -413,6 +413,38 @@ class ConsumerTests(Case):
         self.assertTrue(r.stdout.startswith("Refused True "), r.stdout)
         self.assertIn("may not connect to this producer", r.stdout)
 
+    @unittest.skipIf(GPU or not os.environ.get("CUDAIPC_ROGUE_PRODUCER"),
+                     "rogue-producer (host backend)")
+    def test_refused_metas_and_events_warned(self):
+        # a producer whose metas break the rules, or whose events name
+        # more new names than a process takes: every frame comes, and the
+        # program is warned once a connection, in cuipcsrc's words
+        rogue = os.environ["CUDAIPC_ROGUE_PRODUCER"]
+        for mode, words in (("truncated", "sent frame metadata that breaks "
+                             "the rules"),
+                            ("names", "sent events this consumer refused")):
+            sock = os.path.join(self.dir, mode + ".sock")
+            p = subprocess.Popen([rogue, sock, "--frames", "30", "--mode",
+                                  mode], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            self.procs.append(p)
+            n = 0
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                with cudaipc.Consumer(sock, timeout=20,
+                                      reconnect=False) as cams:
+                    for frame in cams:
+                        with frame:
+                            n += 1
+            self.finish(p)
+            texts = [str(w.message) for w in said
+                     if issubclass(w.category, RuntimeWarning)]
+            self.assertEqual(n, 30, mode)
+            self.assertEqual(len(texts), 1, (mode, texts))
+            self.assertIn(words, texts[0])
+            self.assertIn("The producer 'rogue-producer' (pid %d) on %s"
+                          % (p.pid, sock), texts[0])
+
     def test_producer_lost(self):
         p = self.producer(1000, "--die-after", "5")
         with cudaipc.Consumer(self.sock, reconnect=False, timeout=20) as cams:
