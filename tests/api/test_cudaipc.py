@@ -426,7 +426,8 @@ class ConsumerTests(Case):
             sock = os.path.join(self.dir, mode + ".sock")
             p = subprocess.Popen([rogue, sock, "--frames", "30", "--mode",
                                   mode], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
+                                 stderr=subprocess.PIPE, text=True,
+                                 env=NODE_ENV)
             self.procs.append(p)
             n = 0
             with warnings.catch_warnings(record=True) as said:
