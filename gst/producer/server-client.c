@@ -138,6 +138,7 @@ cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
 {
   guint pending, pending_of_user;
   Client *c = g_new0 (Client, 1);
+  gchar *refusal;
   pid_t pid = 0;
   uid_t uid = (uid_t) - 1;
   gid_t gid = (gid_t) - 1;
@@ -174,6 +175,11 @@ cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
         g_strdup_printf ("user %u (group %u) may not connect to this "
             "producer: its allowed-users or allowed-groups must name this "
             "user or group", c->uid, c->gid), notices);
+    return c;
+  }
+  refusal = cudaipc_server_pinned_refusal_locked (s, c);
+  if (refusal != NULL) {
+    refuse_at_accept_locked (s, c, CUDAIPC_BYE_PERMISSION, refusal, notices);
     return c;
   }
   count_pending_locked (s, c->uid, &pending, &pending_of_user);
@@ -253,8 +259,10 @@ cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
    * that broke the protocol: it forfeits that, and could otherwise make
    * every consumer import a new ring as often as it likes. */
   if (s->ring && bye_text && bye_reason == CUDAIPC_BYE_TOO_SLOW &&
-      cudaipc_ring_lease_count (s->ring, &c->lease) > 0)
+      cudaipc_ring_lease_count (s->ring, &c->lease) > 0) {
     s->retire_ring = TRUE;
+    cudaipc_server_pin_locked (s, c);
+  }
   if (s->ring) {
     guint n = cudaipc_ring_release_all (s->ring, &c->lease);
 

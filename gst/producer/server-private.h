@@ -141,6 +141,8 @@ struct _CudaIpcServer
   /* refusals at accept, warned of at most once a second */
   guint refused_unwarned;
   gint64 refused_warned_at;
+  GQueue pinned;                /* server-pinned.c: retired rings charged
+                                 * to the consumers dropped holding them */
 };
 
 static inline gboolean
@@ -221,7 +223,8 @@ gpointer cudaipc_server_io_thread (gpointer server);
 void cudaipc_server_wake_io (CudaIpcServer * s);
 /* A client for the connection @fd just accepted (taken), added to the set
  * with its credentials: sent our HELLO, or, for a user who may not
- * connect or one connection too many in its handshake, a BYE and dropped
+ * connect, pins too many retired rings (server-pinned.c) or has one
+ * connection too many in its handshake, a BYE and dropped
  * at once (before anything is read from it). Notices go to @notices. */
 Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
     GPtrArray * notices);
@@ -252,5 +255,15 @@ void cudaipc_server_client_read_locked (CudaIpcServer * s, Client * c,
 void cudaipc_server_client_queue_notice (GPtrArray * notices, NoticeType type,
     Client * c, const gchar * reason);
 void cudaipc_server_notice_free (gpointer notice);
+
+/* server-pinned.c, with the lock held: rings pinned by dropped consumers.
+ * pin() charges @c's user with the current ring, retired because @c was
+ * dropped as stuck while holding slots of it. pinned_refusal() forgets
+ * the charges let go of (their process exited, or their time is up where
+ * it cannot be watched) and returns why @c is refused where its user
+ * pins CUDAIPC_MAX_PINNED_RINGS (2) rings or more, else NULL. */
+void cudaipc_server_pin_locked (CudaIpcServer * s, Client * c);
+gchar *cudaipc_server_pinned_refusal_locked (CudaIpcServer * s, Client * c);
+void cudaipc_server_pinned_clear (CudaIpcServer * s);
 
 G_END_DECLS

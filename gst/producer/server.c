@@ -238,6 +238,7 @@ cudaipc_server_unref (CudaIpcServer * s)
   g_free (s->caps_str);
   g_free (s->segment_str);
   g_ptr_array_unref (s->holders);
+  cudaipc_server_pinned_clear (s);
   g_array_unref (s->peer_uids);
   g_array_unref (s->peer_gids);
   g_mutex_clear (&s->lock);

@@ -352,6 +352,61 @@ GST_START_TEST (test_producer_floods_new_names)
 
 GST_END_TEST;
 
+#ifndef CUDAIPC_TEST_GPU
+/* A consumer that plays stuck, keeps every fd it is sent and connects
+ * again (pinning-consumer): each drop retires the ring it holds, which
+ * stays allocated as long as it keeps the fds. Its user is refused once
+ * two such rings are pinned, the producer says who, and the honest
+ * consumer gets every frame meanwhile. Without the bound it was sent a
+ * new ring every time it was dropped. Host backend only: on the cuda
+ * backend the same path runs, with VMM exports as the fds. */
+GST_START_TEST (test_consumer_pins_retired_rings)
+{
+  const gchar *pinner = g_getenv ("CUDAIPC_PINNING_CONSUMER");
+  gchar *argv[] = { (gchar *) pinner, sock, (gchar *) "6", NULL };
+  Node *good, *pin, *p;
+  guint64 published;
+
+  fail_unless (pinner != NULL, "CUDAIPC_PINNING_CONSUMER is not set");
+  good = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "400", "--fps", "100",
+      "--clients", "1", "--sink", "backend=host ring-size=4 "
+      "on-full=wait full-timeout=3000 consumer-timeout=200", NULL);
+  g_usleep (300 * 1000);
+  pin = spawn_argv (argv);
+  wait_node (pin, 30);
+  wait_node (p, 60);
+  wait_node (good, 60);
+  assert_exit_ok (pin);
+  assert_exit_ok (p);
+  assert_exit_ok (good);
+  published = field (p, "published");
+  g_print ("pinning: the pinner made %" G_GUINT64_FORMAT " connection(s), "
+      "was sent %" G_GUINT64_FORMAT " ring(s), refused %" G_GUINT64_FORMAT
+      " time(s); the good consumer got %" G_GUINT64_FORMAT " of %"
+      G_GUINT64_FORMAT " (bad %" G_GUINT64_FORMAT ")\n%s",
+      field (pin, "connections"), field (pin, "rings"),
+      field (pin, "refused"), field (good, "frames"), published,
+      field (good, "bad"), pin->out->str);
+  /* two rings pinned, then refused: no third */
+  fail_unless (field (pin, "rings") <= 2, "the pinner was sent %"
+      G_GUINT64_FORMAT " rings", field (pin, "rings"));
+  fail_unless (field (pin, "refused") >= 1);
+  fail_unless (strstr (pin->out->str, "still pin 2 retired ring(s)") != NULL,
+      "the refusal does not say why: %s", pin->out->str);
+  fail_unless (strstr (p->err->str, "'pinning-consumer', pid ") != NULL,
+      "the producer's warning does not name the consumer: %s", p->err->str);
+  fail_unless_equals_uint64 (published, 400);
+  fail_unless_equals_uint64 (field (good, "frames"), published);
+  fail_unless_equals_uint64 (field (good, "bad"), 0);
+  node_free (pin);
+  node_free (p);
+  node_free (good);
+}
+
+GST_END_TEST;
+#endif
+
 GST_START_TEST (test_producer_bad_metas)
 {
   /* the good crop before the bad entry stays */
@@ -581,6 +636,9 @@ faults_suite (void)
   tcase_add_test (tc, test_stuck_consumer_dropped);
   tcase_add_test (tc, test_stopped_consumer_wait);
   tcase_add_test (tc, test_stopped_consumer_drop);
+#ifndef CUDAIPC_TEST_GPU
+  tcase_add_test (tc, test_consumer_pins_retired_rings);
+#endif
   tcase_add_test (tc, test_producer_bad_metas);
   tcase_add_test (tc, test_producer_floods_new_names);
   tcase_add_test (tc, test_rogue_garbage);
