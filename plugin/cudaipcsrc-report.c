@@ -42,8 +42,8 @@ gst_cu_ipc_src_announce_connection (GstCuIpcSrc * self, GstCaps * caps)
 /* The producer left without EOS; the reader says why, and whether it
  * connects again. */
 GstFlowReturn
-gst_cu_ipc_src_producer_lost (GstCuIpcSrc * self, const CudaIpcReaderItem * item,
-    const GError * err)
+gst_cu_ipc_src_producer_lost (GstCuIpcSrc * self,
+    const CudaIpcReaderItem * item, const GError * err)
 {
   gst_clear_caps (&self->out_caps);
   post_element_message (self, gst_structure_new ("cudaipcsrc-producer-lost",

@@ -168,8 +168,8 @@ end_connection (CudaIpcClient * client, CudaIpcClientItem * item, gchar * text)
 /* An interprocess event could not be opened or waited on: tell the
  * producer, close, and let the caller connect again without events. */
 CudaIpcClientStatus
-cudaipc_client_events_unavailable (CudaIpcClient * client, CudaIpcClientItem * item,
-    const gchar * why)
+cudaipc_client_events_unavailable (CudaIpcClient * client,
+    CudaIpcClientItem * item, const gchar * why)
 {
   gchar *text = g_strdup_printf ("interprocess CUDA events are unavailable "
       "to this consumer (%s); it reconnects without them", why);
@@ -181,8 +181,8 @@ cudaipc_client_events_unavailable (CudaIpcClient * client, CudaIpcClientItem * i
 /* A frame whose copy never completed: the connection is given up (the
  * element reconnects or errors, as for a producer that left). */
 CudaIpcClientStatus
-cudaipc_client_producer_stalled (CudaIpcClient * client, CudaIpcClientItem * item,
-    guint slot, const gchar * why)
+cudaipc_client_producer_stalled (CudaIpcClient * client,
+    CudaIpcClientItem * item, guint slot, const gchar * why)
 {
   gchar *text = g_strdup_printf ("the frame in slot %u was never completed "
       "(%s)", slot, why);
@@ -201,8 +201,8 @@ handle_caps (CudaIpcClient * client, const CudaIpcCapsMsg * m, GError ** error)
   entry->caps = cudaipc_media_parse_caps (m->caps, &entry->info, &err);
   if (entry->caps == NULL) {
     g_free (entry);
-    return cudaipc_client_broken_producer (client, error, "CAPS %u are %s: \"%s\"",
-        m->caps_id, err->message, m->caps);
+    return cudaipc_client_broken_producer (client, error,
+        "CAPS %u are %s: \"%s\"", m->caps_id, err->message, m->caps);
   }
 
   /* keep the table bounded: forget the oldest id not in use */
@@ -248,15 +248,16 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
   /* generations only grow on a connection: an old number again would make
    * RELEASEs and held frames of two rings look alike */
   if (client->have_ring && m->generation <= client->generation)
-    return cudaipc_client_broken_producer (client, error, "RING names generation %u, not "
-        "newer than the current one, %u", m->generation, client->generation);
+    return cudaipc_client_broken_producer (client, error,
+        "RING names generation %u, not " "newer than the current one, %u",
+        m->generation, client->generation);
 
   if (m->flags & CUDAIPC_RING_HAS_FENCE) {
     g_autoptr (GError) err = NULL;
 
     if (!client->fence)
-      return cudaipc_client_broken_producer (client, error, "RING has a fence page, which "
-          "this consumer was not offered");
+      return cudaipc_client_broken_producer (client, error,
+          "RING has a fence page, which " "this consumer was not offered");
     page = cudaipc_fence_page_open (cudaipc_steal_fd (&msg->fds[0]), &err);
     if (page == NULL && g_error_matches (err, CUDAIPC_ERROR,
             CUDAIPC_ERROR_INVALID))
@@ -302,18 +303,18 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
   guint n_fds;
 
   if (!client->have_ring)
-    return cudaipc_client_broken_producer (client, error, "SLOT %u came before any RING",
-        m->index);
+    return cudaipc_client_broken_producer (client, error,
+        "SLOT %u came before any RING", m->index);
   if (m->generation != client->generation)
-    return cudaipc_client_broken_producer (client, error, "SLOT %u names ring generation "
-        "%u, the current one is %u", m->index, m->generation,
-        client->generation);
+    return cudaipc_client_broken_producer (client, error,
+        "SLOT %u names ring generation " "%u, the current one is %u", m->index,
+        m->generation, client->generation);
   if (m->index >= client->n_slots)
-    return cudaipc_client_broken_producer (client, error, "SLOT %u is beyond the ring's %u "
-        "slots", m->index, client->n_slots);
+    return cudaipc_client_broken_producer (client, error,
+        "SLOT %u is beyond the ring's %u " "slots", m->index, client->n_slots);
   if (client->slots[m->index] != NULL)
-    return cudaipc_client_broken_producer (client, error, "SLOT %u was announced twice",
-        m->index);
+    return cudaipc_client_broken_producer (client, error,
+        "SLOT %u was announced twice", m->index);
 
   /* the descriptor takes the fds, whatever its verdict */
   n_fds = msg->n_fds;
@@ -321,8 +322,9 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
   desc = cudaipc_descriptor_new_from_fds (client->dev, msg->fds,
       m->alloc_sizes, n_fds, m->size, &err);
   if (desc == NULL)
-    return cudaipc_client_broken_producer (client, error, "the descriptor of slot %u failed "
-        "its checks: %s", m->index, err->message);
+    return cudaipc_client_broken_producer (client, error,
+        "the descriptor of slot %u failed " "its checks: %s", m->index,
+        err->message);
 
   block = cudaipc_block_import (client->dev, desc, &err);
   cudaipc_descriptor_free (desc);
@@ -351,7 +353,8 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
 
     if (event == NULL)
       return cudaipc_client_events_unavailable (client, item, err->message);
-    client->fences[m->index] = cudaipc_copy_order_new (NULL, event, client->dev);
+    client->fences[m->index] =
+        cudaipc_copy_order_new (NULL, event, client->dev);
     GST_DEBUG ("opened the interprocess event of slot %u", m->index);
   } else if (m->flags & CUDAIPC_SLOT_HAS_EVENT) {
     GST_DEBUG ("slot %u has an event this consumer did not ask for", m->index);
@@ -378,22 +381,24 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   g_mutex_unlock (&s->lock);
 
   if (!client->have_ring)
-    return cudaipc_client_broken_producer (client, error, "a FRAME came before any RING");
+    return cudaipc_client_broken_producer (client, error,
+        "a FRAME came before any RING");
   if (f->generation != client->generation)
-    return cudaipc_client_broken_producer (client, error, "a FRAME names ring generation "
-        "%u, the current one is %u", f->generation, client->generation);
+    return cudaipc_client_broken_producer (client, error,
+        "a FRAME names ring generation " "%u, the current one is %u",
+        f->generation, client->generation);
   if (f->slot >= client->n_slots || (sb = client->slots[f->slot]) == NULL)
-    return cudaipc_client_broken_producer (client, error, "a FRAME names slot %u, which no "
-        "SLOT announced", f->slot);
+    return cudaipc_client_broken_producer (client, error,
+        "a FRAME names slot %u, which no " "SLOT announced", f->slot);
   entry = g_hash_table_lookup (client->caps, GUINT_TO_POINTER (f->caps_id));
   if (entry == NULL)
-    return cudaipc_client_broken_producer (client, error, "a FRAME names caps id %u, which "
-        "no CAPS announced", f->caps_id);
+    return cudaipc_client_broken_producer (client, error,
+        "a FRAME names caps id %u, which " "no CAPS announced", f->caps_id);
   block_size = cudaipc_block_get_size (cudaipc_shared_block_get_block (sb));
   if (f->size > block_size)
-    return cudaipc_client_broken_producer (client, error, "a FRAME of %" G_GUINT64_FORMAT
-        " bytes does not fit slot %u of %" G_GUINT64_FORMAT " bytes", f->size,
-        f->slot, block_size);
+    return cudaipc_client_broken_producer (client, error,
+        "a FRAME of %" G_GUINT64_FORMAT " bytes does not fit slot %u of %"
+        G_GUINT64_FORMAT " bytes", f->size, f->slot, block_size);
   if (!cudaipc_media_check_layout (f, &entry->info, &err))
     return cudaipc_client_broken_producer (client, error, "%s", err->message);
 
@@ -401,8 +406,9 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   g_mutex_lock (&s->lock);
   if (s->held_mask & bit) {
     g_mutex_unlock (&s->lock);
-    return cudaipc_client_broken_producer (client, error, "slot %u was published again "
-        "while this consumer still holds it", f->slot);
+    return cudaipc_client_broken_producer (client, error,
+        "slot %u was published again " "while this consumer still holds it",
+        f->slot);
   }
   if (f->size == 0) {
     /* nothing to hand out: give it back at once */
@@ -536,8 +542,8 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
       cudaipc_client_close (client, CUDAIPC_BYE_NORMAL, NULL);
       return CUDAIPC_CLIENT_CLOSED;
     default:
-      return cudaipc_client_broken_producer (client, error, "unexpected %s message",
-          cudaipc_msg_type_name (msg->type));
+      return cudaipc_client_broken_producer (client, error,
+          "unexpected %s message", cudaipc_msg_type_name (msg->type));
   }
 }
 
