@@ -562,7 +562,10 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
       return gst_event_new_segment (&seg);
     }
     case GST_EVENT_TAG:{
-      GstTagList *tags = gst_tag_list_new_from_string (m->structure);
+      /* a tag list's text begins so; anything else is a GStreamer
+       * critical, not a tag list */
+      GstTagList *tags = g_str_has_prefix (m->structure, "taglist") ?
+          gst_tag_list_new_from_string (m->structure) : NULL;
 
       if (tags == NULL) {
         g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,

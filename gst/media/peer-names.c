@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include <gst/gst.h>
+
 #include "media/peer-names.h"
 #include "common/error.h"
 
@@ -91,8 +93,16 @@ quoted_end (const gchar * p, const gchar * end)
   return end;
 }
 
+/* what a value was cast to */
+enum
+{
+  NOT_NESTED = 0,
+  NESTED_STRUCTURE = 1,
+  NESTED_CAPS = 2,
+};
+
 static void scan_structures (Scan * scan, const gchar * p,
-    const gchar * end, guint depth);
+    const gchar * end, gboolean features, guint depth);
 
 /* Past the bracket that closes the one at @p, quotes and inner brackets
  * skipped; @end where none does. */
@@ -141,7 +151,7 @@ bracket_end (const gchar * p, const gchar * end)
 /* A quoted string's text, unescaped, read again as structures. */
 static void
 scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
-    guint depth)
+    gboolean caps, guint depth)
 {
   GString *s = g_string_sized_new (q - p);
 
@@ -151,42 +161,128 @@ scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
       p++;
     g_string_append_c (s, *p);
   }
-  scan_structures (scan, s->str, s->str + s->len, depth + 1);
+  scan_structures (scan, s->str, s->str + s->len, caps, depth + 1);
   g_string_free (s, TRUE);
 }
 
-/* The next ',' of @p's level before @end, or @end. */
-static const gchar *
-next_comma (const gchar * p, const gchar * end)
+/* The type a cast names where it is one whose values this scan checks:
+ * numbers, booleans, strings, fractions, bitmasks and registered enums
+ * and flags, by GStreamer's short names or their own; else 0. */
+static GType
+checked_type (const gchar * t, gsize n)
 {
-  while (p < end && *p != ',') {
-    if (*p == '"')
-      p = quoted_end (p, end);
-    else if (strchr ("([{<", *p))
-      p = bracket_end (p, end);
-    else
-      p++;
+  static const struct
+  {
+    const gchar *name;
+    gint which;
+  } names[] = {
+    {"int", 0}, {"i", 0}, {"gint", 0}, {"uint", 1}, {"u", 1}, {"guint", 1},
+    {"int64", 2}, {"gint64", 2}, {"uint64", 3}, {"guint64", 3},
+    {"float", 4}, {"f", 4}, {"gfloat", 4}, {"double", 5}, {"d", 5},
+    {"gdouble", 5}, {"boolean", 6}, {"bool", 6}, {"b", 6}, {"gboolean", 6},
+    {"string", 7}, {"str", 7}, {"s", 7}, {"gchararray", 7},
+    {"fraction", 8}, {"GstFraction", 8}, {"bitmask", 9}, {"GstBitmask", 9},
+  };
+  gchar name[64];
+  GType type;
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++) {
+    if (strlen (names[i].name) != n || strncmp (names[i].name, t, n) != 0)
+      continue;
+    switch (names[i].which) {
+      case 0:
+        return G_TYPE_INT;
+      case 1:
+        return G_TYPE_UINT;
+      case 2:
+        return G_TYPE_INT64;
+      case 3:
+        return G_TYPE_UINT64;
+      case 4:
+        return G_TYPE_FLOAT;
+      case 5:
+        return G_TYPE_DOUBLE;
+      case 6:
+        return G_TYPE_BOOLEAN;
+      case 7:
+        return G_TYPE_STRING;
+      case 8:
+        return GST_TYPE_FRACTION;
+      default:
+        return GST_TYPE_BITMASK;
+    }
   }
-  return p;
+  if (n == 0 || n >= sizeof (name))
+    return 0;
+  memcpy (name, t, n);
+  name[n] = '\0';
+  /* looks the name up without interning it */
+  type = g_type_from_name (name);
+  return type != 0 && (G_TYPE_IS_ENUM (type) || G_TYPE_IS_FLAGS (type)) ?
+      type : 0;
 }
 
-/* One value at @p; @nested: of a structure or caps type. Returns where
- * it ends. */
+/* Whether the value text from @p to @end reads as a @type. */
+static gboolean
+reads_as (GType type, const gchar * p, const gchar * end)
+{
+  gchar buf[256], *text = end - p < (gssize) sizeof (buf) ? buf :
+      g_malloc (end - p + 1);
+  GValue v = G_VALUE_INIT;
+  gboolean ok;
+
+  memcpy (text, p, end - p);
+  text[end - p] = '\0';
+  g_value_init (&v, type);
+  ok = gst_value_deserialize (&v, text);
+  g_value_unset (&v);
+  if (text != buf)
+    g_free (text);
+  return ok;
+}
+
+static void
+check_reads_as (Scan * scan, GType type, const gchar * p, const gchar * e)
+{
+  if (type != G_TYPE_NONE && !reads_as (type, p, e))
+    scan->bad = TRUE;
+}
+
+/* One value at @p; @nested: NESTED_STRUCTURE or NESTED_CAPS where it is
+ * of a structure or caps type, else NOT_NESTED; @in_list: an element of a
+ * list or array; @list_type: the type that list was cast to (G_TYPE_NONE:
+ * a cast whose values are not checked, 0: none). Returns where it ends.
+ * GStreamer 1.22 leaks what it built of a list whose element does not
+ * read (as the list's type, or at all), so such elements are checked here
+ * before it sees them. */
 static const gchar *
 scan_value (Scan * scan, const gchar * p, const gchar * end,
-    gboolean nested, guint depth)
+    gint nested, GType list_type, gboolean in_list, guint depth)
 {
+  GType cast = 0;
+  gboolean has_cast = FALSE;
+
   p = skip_spaces (p, end);
   if (p < end && *p == '(') {
     const gchar *t = skip_spaces (p + 1, end), *te = bare_end (t, end);
     gsize n = te - t;
 
-    nested = (n == 9 && strncmp (t, "structure", 9) == 0) ||
-        (n == 12 && strncmp (t, "GstStructure", 12) == 0) ||
-        (n == 4 && strncmp (t, "caps", 4) == 0) ||
-        (n == 7 && strncmp (t, "GstCaps", 7) == 0);
+    /* an element cast again inside a typed list: not checked, refused */
+    if (list_type != 0)
+      scan->bad = TRUE;
+    has_cast = TRUE;
+    if ((n == 9 && strncmp (t, "structure", 9) == 0) ||
+        (n == 12 && strncmp (t, "GstStructure", 12) == 0))
+      nested = NESTED_STRUCTURE;
+    else if ((n == 4 && strncmp (t, "caps", 4) == 0) ||
+        (n == 7 && strncmp (t, "GstCaps", 7) == 0))
+      nested = NESTED_CAPS;
+    else
+      nested = NOT_NESTED;
     if (nested)
       scan->nested++;
+    else
+      cast = checked_type (t, n);
     p = skip_spaces (te, end);
     if (p < end && *p == ')')
       p++;
@@ -206,7 +302,13 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       if (q == end && (q - p < 2 || q[-1] != '"'))
         scan->bad = TRUE;       /* left open */
       else if (nested)
-        scan_quoted_structures (scan, p, q, depth);
+        scan_quoted_structures (scan, p, q, nested == NESTED_CAPS, depth);
+      else if (cast != 0 || list_type != 0)
+        check_reads_as (scan, cast ? cast : list_type, p, q);
+      else if (in_list)
+        /* a quoted element of a list must read as a string at least (its
+         * escapes, UTF-8): GStreamer leaks the list where none reads */
+        check_reads_as (scan, G_TYPE_STRING, p, q);
       return q;
     }
     case '[':{
@@ -215,24 +317,30 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       const gchar *q = bracket_end (p, end);
       gboolean bad = scan->bad;
 
-      scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, depth + 1);
+      scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, FALSE, depth + 1);
       if (!scan->bad)
         scan->nested++;
-      scan->bad = bad;
+      /* left open: GStreamer leaks a typed list with such an element */
+      scan->bad = bad || (q == end && q[-1] != ']');
       return q;
     }
     case '{':
     case '<':{
       const gchar *q = bracket_end (p, end), *in_end = q > p + 1 ? q - 1 : q;
+      /* the type its elements must read as: a list in a typed list is
+       * refused, as is one cast to a type whose values are not checked */
+      GType elements = has_cast && !nested ? (cast ? cast : G_TYPE_NONE) : 0;
 
       if (q == end && q[-1] != (*p == '{' ? '}' : '>'))
+        scan->bad = TRUE;
+      if (list_type != 0 || elements == G_TYPE_NONE)
         scan->bad = TRUE;
 
       p = skip_spaces (p + 1, in_end);
       /* an empty list, else values with one ',' between them */
       while (p < in_end) {
-        p = skip_spaces (scan_value (scan, p, in_end, nested, depth + 1),
-            in_end);
+        p = skip_spaces (scan_value (scan, p, in_end, nested, elements,
+                TRUE, depth + 1), in_end);
         if (p < in_end && *p != ',') {
           scan->bad = TRUE;
           break;
@@ -251,6 +359,8 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
         scan->bad = TRUE;
       else if (nested && g_ascii_isalpha (*p))
         add (scan, p, e);
+      else if (!nested && (cast != 0 || list_type != 0))
+        check_reads_as (scan, cast ? cast : list_type, p, e);
       return e;
     }
   }
@@ -260,7 +370,7 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
  * fields, ';' between structures; up to what does not parse. */
 static void
 scan_structures (Scan * scan, const gchar * p, const gchar * end,
-    guint depth)
+    gboolean features, guint depth)
 {
   gboolean first = TRUE;
 
@@ -284,17 +394,32 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
       scan->bad = TRUE;
     p = skip_spaces (ne, end);
     if (p < end && *p == '(') {
-      /* caps features */
+      /* caps features: names with one ',' between them, closed; none in
+       * a structure (GStreamer 1.22 leaks a typed list whose structure
+       * element does not parse) */
       const gchar *fend = bracket_end (p, end);
+      const gchar *in_end = fend > p + 1 ? fend - 1 : fend;
 
-      for (p++; p < fend;) {
-        const gchar *f = skip_spaces (p, fend), *fe = bare_end (f, fend);
+      if (!features || (fend == end && fend[-1] != ')'))
+        scan->bad = TRUE;
+      p = skip_spaces (p + 1, in_end);
+      if (p >= in_end)
+        scan->bad = TRUE;
+      while (p < in_end) {
+        const gchar *fe = bare_end (p, in_end);
 
-        if (fe > f && g_ascii_isalpha (*f))
-          add (scan, f, fe);
-        p = next_comma (fe, fend);
-        if (p < fend)
-          p++;
+        if (fe == p || !g_ascii_isalpha (*p)) {
+          scan->bad = TRUE;
+          break;
+        }
+        add (scan, p, fe);
+        p = skip_spaces (fe, in_end);
+        if (p < in_end && *p != ',') {
+          scan->bad = TRUE;
+          break;
+        }
+        if (p < in_end)
+          p = skip_spaces (p + 1, in_end);
       }
       p = skip_spaces (fend, end);
     }
@@ -308,7 +433,8 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
         return;
       }
       add (scan, f, fe);
-      p = skip_spaces (scan_value (scan, eq + 1, end, FALSE, depth), end);
+      p = skip_spaces (scan_value (scan, eq + 1, end, NOT_NESTED, 0, FALSE,
+              depth), end);
     }
     if (p < end && *p == ';') {
       p++;
@@ -362,7 +488,7 @@ admit_text (const gchar * text, gboolean flat, GError ** error)
 
   g_return_val_if_fail (text != NULL, FALSE);
 
-  scan_structures (&scan, text, text + strlen (text), 0);
+  scan_structures (&scan, text, text + strlen (text), TRUE, 0);
   if (scan.bad) {
     /* GStreamer would refuse it too, and its parser has leaked on such
      * text (a list of nested structures cut short): it never sees it */

@@ -158,6 +158,90 @@ GST_START_TEST (test_caps_not_nested)
   }
   fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw, format=(string)"
           "NV12, framerate=(fraction)[ 1/1, 30/1 ]", NULL));
+  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw(memory:CUDAMemory, "
+          "meta:GstVideoOverlayComposition), format=(string)NV12", NULL));
+  /* features left open, or empty */
+  fail_if (cudaipc_peer_names_admit_caps ("video/x-raw(memory:CUDAMemory",
+          NULL));
+  fail_if (cudaipc_peer_names_admit_caps ("video/x-raw(), width=(int)2",
+          NULL));
+}
+
+GST_END_TEST;
+
+/* Typed lists: GStreamer 1.22 leaks what it built of one whose element
+ * does not read as the type (a 208-byte GValue an event), so such text is
+ * refused before it parses; lists whose elements read go, and GStreamer
+ * reads them. */
+GST_START_TEST (test_typed_lists_checked)
+{
+  const gchar *refused[] = {
+    "pn-tl, id=(int){ \"a\\,\\ x\\=\\,\\ y\\=1\\;\" }",
+    "pn-tl, id=(int){ 1, x }",
+    "pn-tl, id=(int)< 1, 2.5 >",
+    "pn-tl, id=(boolean){ yes, maybe }",
+    "pn-tl, id=(fraction){ 1/2, 1/x }",
+    "pn-tl, id=(int){ (int)1 }",
+    "pn-tl, id=(int){ { 1 } }",
+    "pn-tl, id=(date){ 2020-01-01 }",
+    "pn-tl, id=(int)x",
+    /* a structure element that is not one: features, or a bracket left
+     * open */
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;\", \"b(\\,\\ y\\=2\\;\" }",
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=[\\;\" }",
+    "pn-tl, s=(structure)\"b\\(memory:X\\)\\,\\ y\\=2\\;\"",
+    /* a quoted element that reads as no string: not UTF-8 */
+    "pn-tl, l={ \"\xfe\xfe\" }",
+  };
+  const gchar *admitted[] = {
+    "pn-tl, id=(int){ 1, 2, -3 }",
+    "pn-tl, id=(string){ a, \"b c\" }",
+    "pn-tl, id=(double)< 1.5, 2 >",
+    "pn-tl, id=(fraction){ 1/2, 30000/1001 }",
+    "pn-tl, id={ 1, x, \"y\" }",
+    "pn-tl, id={ { 1, 2 }, 3 }",
+    "pn-tl, id=(date)2020-01-01",
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;\", \"b\\,\\ y\\=2\\;\" }",
+  };
+  GError *err = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++) {
+    fail_if (cudaipc_peer_names_admit_text (refused[i], &err), "%s",
+        refused[i]);
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+    g_clear_error (&err);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (admitted); i++) {
+    GstStructure *st;
+
+    fail_unless (cudaipc_peer_names_admit_text (admitted[i], &err), "%s: %s",
+        admitted[i], err ? err->message : "");
+    st = gst_structure_from_string (admitted[i], NULL);
+    fail_unless (st != NULL, "GStreamer does not read %s", admitted[i]);
+    gst_structure_free (st);
+  }
+}
+
+GST_END_TEST;
+
+/* A TAG event whose text is no tag list is refused with an error, not a
+ * GStreamer critical (gst-check fails a test on one). */
+GST_START_TEST (test_tag_event_not_a_tag_list)
+{
+  CudaIpcEventMsg m = { 0, };
+  GError *err = NULL;
+  GstEvent *ev;
+
+  m.event_type = GST_EVENT_TAG;
+  m.structure = "pn-not-tags, title=(string)x";
+  ev = cudaipc_media_parse_event (&m, &err);
+  fail_unless (ev == NULL);
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+  g_clear_error (&err);
+  m.structure = "taglist, title=(string)x";
+  ev = cudaipc_media_parse_event (&m, &err);
+  fail_unless (ev != NULL, "%s", err ? err->message : "");
+  gst_event_unref (ev);
 }
 
 GST_END_TEST;
@@ -259,6 +343,8 @@ peer_names_suite (void)
   tcase_add_test (tc, test_names_admitted_before_parsing);
   tcase_add_test (tc, test_caps_features_and_tags);
   tcase_add_test (tc, test_caps_not_nested);
+  tcase_add_test (tc, test_typed_lists_checked);
+  tcase_add_test (tc, test_tag_event_not_a_tag_list);
   tcase_add_test (tc, test_budget_all_or_none);
   tcase_add_test (tc, test_million_names_flat);
   return s;
