@@ -84,21 +84,20 @@ gst_cu_ipc_src_warn_refusals (GstCuIpcSrc * self, const GError * metas_err)
   g_autofree gchar *refusal =
       cudaipc_reader_take_event_refusal (self->reader);
 
+  /* the words are the reader's, which the library warns with too */
   if (metas_err != NULL) {
-    g_autofree gchar *who = cudaipc_reader_describe_producer (self->reader);
+    g_autofree gchar *what = cudaipc_reader_refusal_text (self->reader,
+        FALSE);
 
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("%s sent frame metadata that breaks the rules; such metas are "
-            "dropped, the frames go out", who),
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, ("%s", what),
         ("%s (counted in stats metas-refused; warned once a connection)",
             metas_err->message));
   }
   if (refusal != NULL) {
-    g_autofree gchar *who = cudaipc_reader_describe_producer (self->reader);
+    g_autofree gchar *what = cudaipc_reader_refusal_text (self->reader,
+        TRUE);
 
-    GST_ELEMENT_WARNING (self, STREAM, DECODE,
-        ("%s sent events this consumer refused; they are dropped, the "
-            "frames go out", who),
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, ("%s", what),
         ("%s (counted in stats events-refused; warned once a connection)",
             refusal));
   }

@@ -608,24 +608,38 @@ cudaipc_reader_take_event_refusal (CudaIpcReader * r)
 }
 
 gchar *
+cudaipc_reader_refusal_text (CudaIpcReader * r, gboolean events)
+{
+  g_autofree gchar *who = cudaipc_reader_describe_producer (r);
+
+  if (events)
+    return g_strdup_printf ("%s sent events this consumer refused; they "
+        "are dropped, the frames go out", who);
+  return g_strdup_printf ("%s sent frame metadata that breaks the rules; "
+      "such metas are dropped, the frames go out", who);
+}
+
+gchar *
 cudaipc_reader_take_warnings (CudaIpcReader * r, const GError * metas_error)
 {
   g_autofree gchar *refusal = cudaipc_reader_take_event_refusal (r);
-  g_autofree gchar *who = NULL;
   GString *text;
 
   if (metas_error == NULL && refusal == NULL)
     return NULL;
-  who = cudaipc_reader_describe_producer (r);
   text = g_string_new (NULL);
-  if (metas_error != NULL)
-    g_string_append_printf (text, "%s sent frame metadata that breaks the "
-        "rules; such metas are dropped, the frames go out (%s; warned once "
-        "a connection)", who, metas_error->message);
-  if (refusal != NULL)
-    g_string_append_printf (text, "%s%s sent events this consumer refused; "
-        "they are dropped, the frames go out (%s; warned once a "
-        "connection)", text->len ? "\n" : "", who, refusal);
+  if (metas_error != NULL) {
+    g_autofree gchar *what = cudaipc_reader_refusal_text (r, FALSE);
+
+    g_string_append_printf (text, "%s (%s; warned once a connection)", what,
+        metas_error->message);
+  }
+  if (refusal != NULL) {
+    g_autofree gchar *what = cudaipc_reader_refusal_text (r, TRUE);
+
+    g_string_append_printf (text, "%s%s (%s; warned once a connection)",
+        text->len ? "\n" : "", what, refusal);
+  }
   return g_string_free (text, FALSE);
 }
 

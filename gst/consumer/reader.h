@@ -191,6 +191,9 @@ gchar *cudaipc_reader_describe_producer (CudaIpcReader * reader);
  * time one is on a connection, for the caller to report; else NULL. The
  * events are dropped and counted in stats events-refused. */
 gchar *cudaipc_reader_take_event_refusal (CudaIpcReader * reader);
+/* The words both doors warn with of refused metas, or (@events) refused
+ * events: "The producer 'NAME' (pid N) on PATH sent ...; ... go out". */
+gchar *cudaipc_reader_refusal_text (CudaIpcReader * reader, gboolean events);
 /* For a door with no messages of its own (the C API): the warnings of a
  * frame just made (@metas_error, as make_buffer() set it; may be NULL)
  * and of the events refused since, in the words cuipcsrc posts, one a
