@@ -17,8 +17,6 @@
 #define GSTCUDA_LIBRARY "libgstcuda-1.0.so.0"
 /* GST_CUDA_MEMORY_TYPE_NAME */
 #define CUDA_MEMORY_TYPE_NAME "gst.cuda.memory"
-/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
-#define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
 /* GstCudaMemory's public head (gstcudamemory.h, 1.22 and 1.24): a
  * GstMemory, its GstCudaContext, then the GstVideoInfo of its layout. */
@@ -236,7 +234,7 @@ ask_peers (GstElement * element, GstPadDirection direction)
   GstIterator *it = direction == GST_PAD_SRC ?
       gst_element_iterate_src_pads (element) :
       gst_element_iterate_sink_pads (element);
-  GstQuery *query = gst_query_new_context (CUDA_CONTEXT_TYPE);
+  GstQuery *query = gst_query_new_context (CUDAIPC_GSTCUDA_CONTEXT_TYPE);
   GValue item = G_VALUE_INIT;
   gboolean answered = FALSE;
 
@@ -303,8 +301,8 @@ cudaipc_gstcuda_find_or_make_context (GstElement * element, gint device_id,
   for (guint i = 0; i < G_N_ELEMENTS (order); i++)
     if (ask_peers (element, order[i]) && (ctx = get (data)) != NULL)
       return ctx;
-  gst_element_post_message (element,
-      gst_message_new_need_context (GST_OBJECT (element), CUDA_CONTEXT_TYPE));
+  gst_element_post_message (element, gst_message_new_need_context
+      (GST_OBJECT (element), CUDAIPC_GSTCUDA_CONTEXT_TYPE));
   if ((ctx = get (data)) != NULL)
     return ctx;
 

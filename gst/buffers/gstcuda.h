@@ -80,6 +80,10 @@ gint cudaipc_gstcuda_context_device (GObject * ctx);
  * announced). *@ctx is kept when it is already set. */
 gboolean cudaipc_gstcuda_ensure_context (GstElement * element,
     gint device_id, GObject ** ctx);
+/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h): the context type of a
+ * GstCudaContext in context queries, messages and set_context. */
+#define CUDAIPC_GSTCUDA_CONTEXT_TYPE "gst.cuda.context"
+
 /* @data's GstCudaContext: a new reference, or NULL where it has none. */
 typedef GObject *(*CudaIpcGstCudaGetContext) (gpointer data);
 /* The GstCudaContext of device @device_id for @element, which keeps what

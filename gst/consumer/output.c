@@ -15,8 +15,6 @@
 #define GST_CAT_DEFAULT cudaipc_gstcuda_debug
 
 #define CUDA_MEMORY_FEATURE "memory:CUDAMemory"
-/* GST_CUDA_CONTEXT_TYPE (gstcudacontext.h) */
-#define CUDA_CONTEXT_TYPE "gst.cuda.context"
 
 struct _CudaIpcOutput
 {
@@ -319,7 +317,7 @@ cudaipc_output_set_context (CudaIpcOutput * o, GstElement * element,
 
   /* only a CUDA context can concern us: nothing else loads libgstcuda */
   if (g_strcmp0 (gst_context_get_context_type (context),
-          CUDA_CONTEXT_TYPE) != 0)
+          CUDAIPC_GSTCUDA_CONTEXT_TYPE) != 0)
     return;
   ctx = get_ctx (o);
   if (cudaipc_gstcuda_handle_set_context (element, context, device_id, &ctx))

@@ -138,7 +138,7 @@ cudaipc_slot_offer_set_context (CudaIpcSlotOffer * offer,
 
   /* libgstcuda is loaded for its own context only */
   if (g_strcmp0 (gst_context_get_context_type (context),
-          "gst.cuda.context") == 0 && cudaipc_gstcuda_can_wrap ())
+          CUDAIPC_GSTCUDA_CONTEXT_TYPE) == 0 && cudaipc_gstcuda_can_wrap ())
     cudaipc_gstcuda_handle_set_context (offer->element, context, device_id,
         &offer->cuda_ctx);
 }
