@@ -478,7 +478,7 @@ parse_segment (const gchar * str, GstSegment * seg, const gchar ** why)
   guint64 v;
 
   if (!g_str_has_prefix (str, "cudaipc-segment") ||
-      !cudaipc_peer_names_admit_text (str, NULL)) {
+      !cudaipc_peer_names_admit_structure (str, NULL)) {
     *why = "not a cudaipc-segment structure, or new names past the budget";
     return FALSE;
   }
@@ -542,7 +542,7 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
   }
   /* the names it would intern (a segment's are GStreamer's own) */
   if (m->event_type != GST_EVENT_SEGMENT && m->event_type != GST_EVENT_EOS &&
-      !cudaipc_peer_names_admit_text (m->structure, &err)) {
+      !cudaipc_peer_names_admit_structure (m->structure, &err)) {
     g_set_error (error, CUDAIPC_ERROR, err->code, "event refused: %s",
         err->message);
     return NULL;

@@ -25,6 +25,7 @@ typedef struct
   gboolean bad;                 /* not GStreamer's syntax */
   guint nested;                 /* values typed structure or caps, and
                                  * structures in brackets */
+  gboolean one;                 /* one structure: nothing after a ';' */
 } Scan;
 
 /* GStreamer's characters of a bare string (GST_ASCII_IS_STRING) */
@@ -359,11 +360,30 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
         scan->bad = TRUE;
       else if (nested && g_ascii_isalpha (*p))
         add (scan, p, e);
+      else if (nested)
+        /* a structure's name begins with a letter: GStreamer makes one of
+         * any other with a critical warning */
+        scan->bad = TRUE;
       else if (!nested && (cast != 0 || list_type != 0))
         check_reads_as (scan, cast ? cast : list_type, p, e);
       return e;
     }
   }
+}
+
+/* A caps feature name as GStreamer takes it without a warning: letters,
+ * ':', a letter, then letters and digits ("memory:CUDAMemory"). */
+static gboolean
+feature_name_ok (const gchar * p, const gchar * end)
+{
+  while (p < end && g_ascii_isalpha (*p))
+    p++;
+  if (p == end || *p != ':' || p + 1 == end || !g_ascii_isalpha (p[1]))
+    return FALSE;
+  for (p += 2; p < end; p++)
+    if (!g_ascii_isalnum (*p))
+      return FALSE;
+  return TRUE;
 }
 
 /* Structures (or caps) from @p to @end: a name, features in brackets,
@@ -402,13 +422,18 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
 
       if (!features || (fend == end && fend[-1] != ')'))
         scan->bad = TRUE;
+      /* GStreamer's features parser skips ' ' alone and warns of any
+       * other character outside a name */
+      for (const gchar * c = p + 1; c < in_end; c++)
+        if (!is_name_char (*c) && *c != ' ' && *c != ',')
+          scan->bad = TRUE;
       p = skip_spaces (p + 1, in_end);
       if (p >= in_end)
         scan->bad = TRUE;
       while (p < in_end) {
         const gchar *fe = bare_end (p, in_end);
 
-        if (fe == p || !g_ascii_isalpha (*p)) {
+        if (!feature_name_ok (p, fe)) {
           scan->bad = TRUE;
           break;
         }
@@ -418,8 +443,11 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
           scan->bad = TRUE;
           break;
         }
-        if (p < in_end)
+        if (p < in_end) {
           p = skip_spaces (p + 1, in_end);
+          if (p >= in_end)
+            scan->bad = TRUE;   /* a ',' before the end */
+        }
       }
       p = skip_spaces (fend, end);
     }
@@ -437,6 +465,13 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
               depth), end);
     }
     if (p < end && *p == ';') {
+      /* GStreamer reads one structure up to its ';' and warns of any
+       * text after it */
+      if (scan->one && depth == 0) {
+        if (p + 1 < end)
+          scan->bad = TRUE;
+        return;
+      }
       p++;
       continue;
     }
@@ -481,11 +516,12 @@ cudaipc_peer_names_admit (const gchar * name, GError ** error)
 }
 
 static gboolean
-admit_text (const gchar * text, gboolean flat, GError ** error)
+admit_text (const gchar * text, gboolean flat, gboolean one, GError ** error)
 {
   Scan scan = { NULL, };
   gboolean ok = TRUE;
 
+  scan.one = one;
   g_return_val_if_fail (text != NULL, FALSE);
 
   scan_structures (&scan, text, text + strlen (text), TRUE, 0);
@@ -514,13 +550,19 @@ admit_text (const gchar * text, gboolean flat, GError ** error)
 gboolean
 cudaipc_peer_names_admit_text (const gchar * text, GError ** error)
 {
-  return admit_text (text, FALSE, error);
+  return admit_text (text, FALSE, FALSE, error);
+}
+
+gboolean
+cudaipc_peer_names_admit_structure (const gchar * text, GError ** error)
+{
+  return admit_text (text, FALSE, TRUE, error);
 }
 
 gboolean
 cudaipc_peer_names_admit_caps (const gchar * text, GError ** error)
 {
-  return admit_text (text, TRUE, error);
+  return admit_text (text, TRUE, FALSE, error);
 }
 
 guint

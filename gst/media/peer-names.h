@@ -37,6 +37,12 @@ gboolean cudaipc_peer_names_admit (const gchar * name, GError ** error);
  * not fit in what is left of the budget. */
 gboolean cudaipc_peer_names_admit_text (const gchar * text, GError ** error);
 
+/* As admit_text(), for the text of one structure (an event's, a meta's):
+ * refuses also (INVALID) any text after its first ';', on which
+ * gst_structure_from_string() warns. */
+gboolean cudaipc_peer_names_admit_structure (const gchar * text,
+    GError ** error);
+
 /* As admit_text(), for a CAPS message: refuses also (INVALID) caps with
  * a value typed structure or caps, or a structure in brackets, which
  * raw-video caps never hold and on some of which GStreamer 1.22's caps

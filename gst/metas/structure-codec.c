@@ -242,7 +242,7 @@ parse_structure (const gchar * s, GError ** error)
   GstStructure *st;
 
   if (!cudaipc_media_check_nesting (s, CUDAIPC_MAX_EVENT_NESTING, error) ||
-      !cudaipc_peer_names_admit_text (s, error))
+      !cudaipc_peer_names_admit_structure (s, error))
     return NULL;
   st = gst_structure_from_string (s, NULL);
   if (st == NULL)

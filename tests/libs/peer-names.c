@@ -224,6 +224,50 @@ GST_START_TEST (test_typed_lists_checked)
 
 GST_END_TEST;
 
+/* Text on which GStreamer's own parser logs a warning or a critical
+ * (gst-check fails a test on either) is refused before it is parsed: a
+ * caps feature GStreamer does not take, text after one structure's ';',
+ * a structure element whose name begins with a digit. */
+GST_START_TEST (test_text_gstreamer_warns_about)
+{
+  const gchar *refused_caps[] = {
+    "video/x-raw(ar/omemory:CUDAMemory), format=(string)NV12",
+    "video/x-raw(memory), format=(string)NV12",
+    "video/x-raw(memory:9a), format=(string)NV12",
+    "video/x-raw(ANY), format=(string)NV12",
+    "video/x-raw(memory:CUDAMemory\n), format=(string)NV12",
+    "video/x-raw(memory:CUDAMemory, ), format=(string)NV12",
+  };
+  const gchar *refused_structures[] = {
+    "pn-one; pn-two",
+    "pn-one, a=(int)1; ",
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;\", 99 }",
+    "pn-tl, s=(structure)9x",
+  };
+  GError *err = NULL;
+
+  for (guint i = 0; i < G_N_ELEMENTS (refused_caps); i++) {
+    fail_if (cudaipc_peer_names_admit_caps (refused_caps[i], &err), "%s",
+        refused_caps[i]);
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+    g_clear_error (&err);
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (refused_structures); i++) {
+    fail_if (cudaipc_peer_names_admit_structure (refused_structures[i], &err),
+        "%s", refused_structures[i]);
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+    g_clear_error (&err);
+  }
+  /* one structure may end at its ';'; caps may hold several */
+  fail_unless (cudaipc_peer_names_admit_structure ("pn-one, a=(int)1;", NULL));
+  fail_unless (cudaipc_peer_names_admit_text ("video/x-raw; video/x-bayer",
+          NULL));
+  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw(memory:CUDAMemory)",
+          NULL));
+}
+
+GST_END_TEST;
+
 /* A TAG event whose text is no tag list is refused with an error, not a
  * GStreamer critical (gst-check fails a test on one). */
 GST_START_TEST (test_tag_event_not_a_tag_list)
@@ -344,6 +388,7 @@ peer_names_suite (void)
   tcase_add_test (tc, test_caps_features_and_tags);
   tcase_add_test (tc, test_caps_not_nested);
   tcase_add_test (tc, test_typed_lists_checked);
+  tcase_add_test (tc, test_text_gstreamer_warns_about);
   tcase_add_test (tc, test_tag_event_not_a_tag_list);
   tcase_add_test (tc, test_budget_all_or_none);
   tcase_add_test (tc, test_million_names_flat);
