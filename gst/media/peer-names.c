@@ -104,6 +104,7 @@ enum
 
 static void scan_structures (Scan * scan, const gchar * p,
     const gchar * end, gboolean features, guint depth);
+static gboolean structure_name_ok (const gchar * p, const gchar * end);
 
 /* Past the bracket that closes the one at @p, quotes and inner brackets
  * skipped; @end where none does. */
@@ -242,6 +243,43 @@ reads_as (GType type, const gchar * p, const gchar * end)
   return ok;
 }
 
+/* A range's elements from @p to @end: GStreamer 1.22 reads each before it
+ * checks that they make a range, and leaks those it read where they do
+ * not (a string after a number, "[ 1, x ]"). So two or three bare
+ * elements, each a number (@cast: 0 none, else the type it is cast to)
+ * or, uncast, a boolean: nothing GStreamer allocates for. */
+static gboolean
+range_ok (const gchar * p, const gchar * end, GType cast)
+{
+  static const GType uncast[] = { G_TYPE_INT, G_TYPE_DOUBLE,
+    0 /* fraction */ , G_TYPE_BOOLEAN
+  };
+  guint n = 0;
+
+  if (cast != 0 && cast != G_TYPE_INT && cast != G_TYPE_INT64 &&
+      cast != G_TYPE_DOUBLE && cast != GST_TYPE_FRACTION)
+    return FALSE;
+  for (p = skip_spaces (p, end); p < end; n++) {
+    const gchar *e = bare_end (p, end);
+    gboolean ok = FALSE;
+
+    if (e == p || n == 3)
+      return FALSE;
+    if (cast != 0)
+      ok = reads_as (cast, p, e);
+    for (guint i = 0; cast == 0 && !ok && i < G_N_ELEMENTS (uncast); i++)
+      ok = reads_as (uncast[i] ? uncast[i] : GST_TYPE_FRACTION, p, e);
+    if (!ok)
+      return FALSE;
+    p = skip_spaces (e, end);
+    if (p < end && *p != ',')
+      return FALSE;
+    if (p < end && (p = skip_spaces (p + 1, end)) >= end)
+      return FALSE;
+  }
+  return n >= 2;
+}
+
 static void
 check_reads_as (Scan * scan, GType type, const gchar * p, const gchar * e)
 {
@@ -302,8 +340,12 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
 
       if (q == end && (q - p < 2 || q[-1] != '"'))
         scan->bad = TRUE;       /* left open */
-      else if (nested)
+      else if (nested) {
         scan_quoted_structures (scan, p, q, nested == NESTED_CAPS, depth);
+        /* GStreamer unwraps it as it does a string (an octal escape has
+         * three digits), and leaks the list around one it cannot */
+        check_reads_as (scan, G_TYPE_STRING, p, q);
+      }
       else if (cast != 0 || list_type != 0)
         check_reads_as (scan, cast ? cast : list_type, p, q);
       else if (in_list)
@@ -313,16 +355,19 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       return q;
     }
     case '[':{
-      /* a range, or a structure or caps in brackets: only the names of
-       * the latter count, and a range need not read as one */
+      /* a structure or caps in brackets, whose names count, else a range */
       const gchar *q = bracket_end (p, end);
-      gboolean bad = scan->bad;
+      gboolean bad = scan->bad, structure;
 
       scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, FALSE, depth + 1);
-      if (!scan->bad)
+      structure = !scan->bad;
+      if (structure)
         scan->nested++;
       /* left open: GStreamer leaks a typed list with such an element */
       scan->bad = bad || (q == end && q[-1] != ']');
+      if (!structure && !range_ok (p + 1, q > p + 1 ? q - 1 : q,
+              has_cast ? cast : 0))
+        scan->bad = TRUE;
       return q;
     }
     case '{':
@@ -358,17 +403,31 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
 
       if (e == p)
         scan->bad = TRUE;
-      else if (nested && g_ascii_isalpha (*p))
+      else if (nested && structure_name_ok (p, e))
         add (scan, p, e);
       else if (nested)
-        /* a structure's name begins with a letter: GStreamer makes one of
-         * any other with a critical warning */
+        /* GStreamer makes a structure of any other name with a critical
+         * or a warning */
         scan->bad = TRUE;
       else if (!nested && (cast != 0 || list_type != 0))
         check_reads_as (scan, cast ? cast : list_type, p, e);
       return e;
     }
   }
+}
+
+/* A structure's name as GStreamer takes it without a warning: it begins
+ * with a letter, and is none of GStreamer 0.10's raw caps names, of
+ * which GStreamer warns (the characters are bare_end()'s). */
+static gboolean
+structure_name_ok (const gchar * p, const gchar * end)
+{
+  gsize len = end - p;
+
+  if (len == 0 || !g_ascii_isalpha (*p))
+    return FALSE;
+  return !(len >= 12 && (strncmp (p, "video/x-raw-", 12) == 0 ||
+          strncmp (p, "audio/x-raw-", 12) == 0));
 }
 
 /* A caps feature name as GStreamer takes it without a warning: letters,
@@ -407,8 +466,7 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
     first = FALSE;
     n = p;
     ne = bare_end (n, end);
-    /* GStreamer's structure names begin with a letter */
-    if (ne > n && g_ascii_isalpha (*n))
+    if (structure_name_ok (n, ne))
       add (scan, n, ne);
     else
       scan->bad = TRUE;
@@ -422,11 +480,21 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
 
       if (!features || (fend == end && fend[-1] != ')'))
         scan->bad = TRUE;
-      /* GStreamer's features parser skips ' ' alone and warns of any
-       * other character outside a name */
-      for (const gchar * c = p + 1; c < in_end; c++)
-        if (!is_name_char (*c) && *c != ' ' && *c != ',')
-          scan->bad = TRUE;
+      /* GStreamer's features parser skips the ' ' before a name alone,
+       * and warns of any other character outside a name (a space after
+       * one too) */
+      {
+        gboolean before_name = TRUE;
+
+        for (const gchar * c = p + 1; c < in_end; c++) {
+          if (*c == ',')
+            before_name = TRUE;
+          else if (is_name_char (*c))
+            before_name = FALSE;
+          else if (*c != ' ' || !before_name)
+            scan->bad = TRUE;
+        }
+      }
       p = skip_spaces (p + 1, in_end);
       if (p >= in_end)
         scan->bad = TRUE;
@@ -466,8 +534,9 @@ scan_structures (Scan * scan, const gchar * p, const gchar * end,
     }
     if (p < end && *p == ';') {
       /* GStreamer reads one structure up to its ';' and warns of any
-       * text after it */
-      if (scan->one && depth == 0) {
+       * text after it: the text of an event or a meta, and a structure
+       * nested in a value (caps may hold several) */
+      if (depth == 0 ? scan->one : !features) {
         if (p + 1 < end)
           scan->bad = TRUE;
         return;

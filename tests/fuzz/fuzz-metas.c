@@ -14,6 +14,7 @@
 #include <gst/gst.h>
 
 #include "metas/metas.h"
+#include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);
 
@@ -27,6 +28,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
 
   if (!inited) {
     gst_init (NULL, NULL);
+    fuzz_abort_on_criticals ();
     inited = TRUE;
   }
   buf = gst_buffer_new ();

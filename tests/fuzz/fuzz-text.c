@@ -17,6 +17,7 @@
 
 #include "media/media.h"
 #include "media/peer-names.h"
+#include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput (const guint8 * data, size_t size);
 
@@ -29,6 +30,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
 
   if (!inited) {
     gst_init (NULL, NULL);
+    fuzz_abort_on_criticals ();
     inited = TRUE;
   }
   if (size < 1)

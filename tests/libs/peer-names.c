@@ -237,12 +237,24 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     "video/x-raw(ANY), format=(string)NV12",
     "video/x-raw(memory:CUDAMemory\n), format=(string)NV12",
     "video/x-raw(memory:CUDAMemory, ), format=(string)NV12",
+    "video/x-raw(memory:CUDAMemory ), format=(string)NV12",
   };
   const gchar *refused_structures[] = {
     "pn-one; pn-two",
     "pn-one, a=(int)1; ",
     "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;\", 99 }",
     "pn-tl, s=(structure)9x",
+    "audio/x-raw-int, rate=(int)8000",
+    "pn-tl, s=(structure)video/x-raw-yuv",
+    /* a range GStreamer 1.22 leaks the elements of */
+    "pn-range, r=[ 0, 3E]",
+    "pn-range, r=[ 1, b ]",
+    "pn-range, r=(string)[ 1, 2 ]",
+    "pn-range, r=[ 1, 2, 3, 4 ]",
+    /* a nested structure with text after its ';' */
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;b:0\" }",
+    /* an escape GStreamer cannot unwrap in a structure element */
+    "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\1\", \"b\\,\\ y\\=2\\;\" }",
   };
   GError *err = NULL;
 
@@ -258,12 +270,15 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
     g_clear_error (&err);
   }
+  fail_unless (cudaipc_peer_names_admit_structure ("pn-range, a=[ 0, 3 ], "
+          "b=(int)[ 0, 8, 2 ], c=[ 0.5, 2.5 ], d=(fraction)[ 1/2, 30/1 ]",
+          NULL));
   /* one structure may end at its ';'; caps may hold several */
   fail_unless (cudaipc_peer_names_admit_structure ("pn-one, a=(int)1;", NULL));
   fail_unless (cudaipc_peer_names_admit_text ("video/x-raw; video/x-bayer",
           NULL));
-  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw(memory:CUDAMemory)",
-          NULL));
+  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw( memory:CUDAMemory,"
+          "  meta:GstVideoOverlayComposition)", NULL));
 }
 
 GST_END_TEST;
