@@ -168,8 +168,8 @@ scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
 }
 
 /* The type a cast names where it is one whose values this scan checks:
- * numbers, booleans, strings, fractions, bitmasks and registered enums
- * and flags, by GStreamer's short names or their own; else 0. */
+ * numbers, booleans, strings, fractions, bitmasks, dates and registered
+ * enums and flags, by GStreamer's short names or their own; else 0. */
 static GType
 checked_type (const gchar * t, gsize n)
 {
@@ -184,6 +184,7 @@ checked_type (const gchar * t, gsize n)
     {"gdouble", 5}, {"boolean", 6}, {"bool", 6}, {"b", 6}, {"gboolean", 6},
     {"string", 7}, {"str", 7}, {"s", 7}, {"gchararray", 7},
     {"fraction", 8}, {"GstFraction", 8}, {"bitmask", 9}, {"GstBitmask", 9},
+    {"date", 10}, {"GDate", 10}, {"datetime", 11}, {"GstDateTime", 11},
   };
   gchar name[64];
   GType type;
@@ -210,8 +211,12 @@ checked_type (const gchar * t, gsize n)
         return G_TYPE_STRING;
       case 8:
         return GST_TYPE_FRACTION;
-      default:
+      case 9:
         return GST_TYPE_BITMASK;
+      case 10:
+        return G_TYPE_DATE;
+      default:
+        return GST_TYPE_DATE_TIME;
     }
   }
   if (n == 0 || n >= sizeof (name))
@@ -322,6 +327,10 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       scan->nested++;
     else
       cast = checked_type (t, n);
+    /* a cast to any other type is refused: GStreamer's own reading of
+     * some (a buffer from text that is not hex) ends in a critical */
+    if (!nested && cast == 0)
+      scan->bad = TRUE;
     p = skip_spaces (te, end);
     if (p < end && *p == ')')
       p++;

@@ -183,7 +183,7 @@ GST_START_TEST (test_typed_lists_checked)
     "pn-tl, id=(fraction){ 1/2, 1/x }",
     "pn-tl, id=(int){ (int)1 }",
     "pn-tl, id=(int){ { 1 } }",
-    "pn-tl, id=(date){ 2020-01-01 }",
+    "pn-tl, id=(date){ 2020-13-01 }",
     "pn-tl, id=(int)x",
     /* a structure element that is not one: features, or a bracket left
      * open */
@@ -201,6 +201,7 @@ GST_START_TEST (test_typed_lists_checked)
     "pn-tl, id={ 1, x, \"y\" }",
     "pn-tl, id={ { 1, 2 }, 3 }",
     "pn-tl, id=(date)2020-01-01",
+    "pn-tl, id=(date){ 2020-01-01 }",
     "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;\", \"b\\,\\ y\\=2\\;\" }",
   };
   GError *err = NULL;
@@ -251,6 +252,9 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     "pn-range, r=[ 1, b ]",
     "pn-range, r=(string)[ 1, 2 ]",
     "pn-range, r=[ 1, 2, 3, 4 ]",
+    /* a cast to a type whose values the scan does not check */
+    "pn-cast, b=(buffer)NV12",
+    "pn-cast, s=(GstSample)x",
     /* a nested structure with text after its ';' */
     "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;b:0\" }",
     /* an escape GStreamer cannot unwrap in a structure element */
