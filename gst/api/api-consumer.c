@@ -121,6 +121,8 @@ cudaipc_consumer_new (const char *socket_path,
   c->reader = cudaipc_reader_new ();
   cudaipc_reader_set_socket_path (c->reader, socket_path);
   cudaipc_reader_set_name (c->reader, name);
+  /* hints name the option fields, not cuipcsrc's properties */
+  cudaipc_reader_set_setting_names (c->reader, &cudaipc_setting_names_c);
   cudaipc_reader_set_device_id (c->reader, opts.device_id);
   cudaipc_reader_set_connect_timeout (c->reader, opts.connect_timeout_ms);
   cudaipc_reader_set_reconnect (c->reader, opts.reconnect != 0);
@@ -312,6 +314,17 @@ next_locked (cudaipc_consumer * c, uint32_t timeout_ms, cudaipc_frame ** frame)
         return fail_error (c, CUDAIPC_STATUS_FAILED, err);
     }
   }
+}
+
+int
+cudaipc_consumer_set_binding (cudaipc_consumer * c, const char *binding)
+{
+  const CudaIpcSettingNames *names = cudaipc_setting_names_lookup (binding);
+
+  if (c == NULL || names == NULL || names == &cudaipc_setting_names_element)
+    return 0;
+  cudaipc_reader_set_setting_names (c->reader, names);
+  return 1;
 }
 
 cudaipc_status

@@ -95,7 +95,7 @@ extern "C" {
 #endif
 
 /* The library's interface version: grows when something is added. */
-#define CUDAIPC_API_VERSION 3
+#define CUDAIPC_API_VERSION 4
 
 typedef enum
 {
@@ -170,6 +170,13 @@ CUDAIPC_API cudaipc_consumer *cudaipc_consumer_new (const char *socket_path,
  * CUDAIPC_STATUS_OK only; the caller releases it. */
 CUDAIPC_API cudaipc_status cudaipc_consumer_next (cudaipc_consumer * consumer,
     uint32_t timeout_ms, cudaipc_frame ** frame);
+/* For a binding in another language: the error texts' hints name the
+ * consumer's settings as its users know them ("raise connect_timeout")
+ * instead of by the option fields above: @binding "python" (the Python
+ * package's keywords) or "c" (the fields, the default). Before the first
+ * next(). 1 where @binding is known, else 0 and nothing changes. */
+CUDAIPC_API int cudaipc_consumer_set_binding (cudaipc_consumer * consumer,
+    const char *binding);
 /* The text of the last failure, "" after a success. */
 CUDAIPC_API const char *cudaipc_consumer_error (cudaipc_consumer * consumer);
 /* What went wrong without stopping the frames since the last call, one

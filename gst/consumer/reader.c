@@ -12,6 +12,7 @@
 #include "consumer/reader.h"
 #include "common/debug.h"
 #include "common/error.h"
+#include "common/hints.h"
 #include "media/media.h"
 #include "metas/metas.h"
 
@@ -35,6 +36,7 @@ struct _CudaIpcReader
   gboolean keep_all;
   CudaIpcLeaky leaky;
   gint copy_threshold;
+  const CudaIpcSettingNames *names;     /* in the hints of errors */
   /* also the lock */
   CudaIpcMetaCounts metas;      /* since start() */
   guint64 copied;               /* frames that went out as copies */
@@ -64,6 +66,7 @@ cudaipc_reader_new (void)
   r->max_held = CUDAIPC_READER_DEFAULT_MAX_HELD;
   r->leaky = CUDAIPC_READER_DEFAULT_LEAKY;
   r->copy_threshold = CUDAIPC_READER_DEFAULT_COPY_THRESHOLD;
+  r->names = &cudaipc_setting_names_element;
   r->client = cudaipc_client_new (&r->client_error);
   if (r->client == NULL) {
     GST_ERROR ("%s", r->client_error->message);
@@ -170,6 +173,15 @@ gchar *
 cudaipc_reader_dup_name (CudaIpcReader * r)
 {
   return dup_string (r, &r->name);
+}
+
+void
+cudaipc_reader_set_setting_names (CudaIpcReader * r,
+    const CudaIpcSettingNames * names)
+{
+  g_mutex_lock (&r->lock);
+  r->names = names ? names : &cudaipc_setting_names_element;
+  g_mutex_unlock (&r->lock);
 }
 
 /* With the lock: what the client drops frames beyond. */
@@ -434,11 +446,15 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   if (st != CUDAIPC_CLIENT_OK) {
     item->debug = g_strdup_printf ("device-id %d, %s %u ms", device_id,
         setting, timeout);
-    if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT))
-      g_set_error (error, err->domain, err->code, "%s: start the producer, "
-          "check socket-path, or raise %s (0 waits for as long as it takes)",
-          err->message, setting);
-    else
+    if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
+      g_autofree gchar *hint = NULL;
+
+      g_mutex_lock (&r->lock);
+      hint = cudaipc_hint_no_producer (r->names, again);
+      g_mutex_unlock (&r->lock);
+      g_set_error (error, err->domain, err->code, "%s: %s", err->message,
+          hint);
+    } else
       g_propagate_error (error, g_steal_pointer (&err));
     return CUDAIPC_READER_CONNECT_FAILED;
   }

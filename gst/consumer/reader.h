@@ -48,6 +48,7 @@
 #pragma once
 
 #include "consumer/client.h"
+#include "common/hints.h"
 
 G_BEGIN_DECLS
 
@@ -114,6 +115,10 @@ void cudaipc_reader_set_socket_path (CudaIpcReader * reader,
 gchar *cudaipc_reader_dup_socket_path (CudaIpcReader * reader);
 void cudaipc_reader_set_name (CudaIpcReader * reader, const gchar * name);
 gchar *cudaipc_reader_dup_name (CudaIpcReader * reader);
+/* The names the hints of its errors give the settings (hints.h): a
+ * static table; NULL, the default: cuipcsrc's properties. */
+void cudaipc_reader_set_setting_names (CudaIpcReader * reader,
+    const CudaIpcSettingNames * names);
 void cudaipc_reader_set_device_id (CudaIpcReader * reader, gint device_id);
 gint cudaipc_reader_get_device_id (CudaIpcReader * reader);
 void cudaipc_reader_set_peer_access (CudaIpcReader * reader,

@@ -767,6 +767,8 @@ class Consumer(_Handle):
                                              ctypes.byref(o))
         if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
+        # the library's hints name these keywords, not the C fields
+        lib.cudaipc_consumer_set_binding(self._ptr, b"python")
 
     def next_frame(self, timeout=None):
         """The next frame, within @timeout seconds of the connection (None:

@@ -155,6 +155,7 @@ _sigs = {
     "cudaipc_consumer_next": (_c.c_int, [_c.c_void_p, _c.c_uint32,
                                          _c.POINTER(_c.c_void_p)]),
     "cudaipc_consumer_error": (_c.c_char_p, [_c.c_void_p]),
+    "cudaipc_consumer_set_binding": (_c.c_int, [_c.c_void_p, _c.c_char_p]),
     "cudaipc_consumer_warning": (_c.c_char_p, [_c.c_void_p]),
     "cudaipc_consumer_held": (_c.c_uint32, [_c.c_void_p]),
     "cudaipc_consumer_dropped": (_c.c_uint64, [_c.c_void_p]),

@@ -115,6 +115,12 @@ GST_START_TEST (test_consumer_errors)
   fail_unless_equals_int (st, CUDAIPC_STATUS_NO_PRODUCER);
   fail_unless (strstr (cudaipc_consumer_error (c), "No producer on") != NULL,
       "%s", cudaipc_consumer_error (c));
+  /* the element's hint, naming the option field instead of the property */
+  fail_unless (strstr (cudaipc_consumer_error (c), ": start the producer, "
+          "check the socket path, or raise connect_timeout_ms (0 waits for "
+          "as long as it takes)") != NULL, "%s", cudaipc_consumer_error (c));
+  fail_if (strstr (cudaipc_consumer_error (c), "connect-timeout") != NULL,
+      "%s", cudaipc_consumer_error (c));
   cudaipc_consumer_free (c);
 
   /* more frames held than max_held, and a time-out */

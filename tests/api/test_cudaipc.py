@@ -325,6 +325,11 @@ class ConsumerTests(Case):
             with self.assertRaises(cudaipc.NoProducer) as e:
                 cams.next_frame()
         self.assertIn("No producer on " + self.sock, str(e.exception))
+        # the element's hint, naming the keywords instead of the properties
+        self.assertIn(": start the producer, check socket_path, or raise "
+                      "connect_timeout (None waits for as long as it takes)",
+                      str(e.exception))
+        self.assertNotIn("connect-timeout", str(e.exception))
 
     def test_connect_timeout_not_cut_by_frame_timeout(self):
         # the first next_frame() waits connect_timeout for a producer,
