@@ -10,6 +10,7 @@
 
 #include "cudaipcsrc-report.h"
 #include "common/error.h"
+#include "common/hints.h"
 
 GST_DEBUG_CATEGORY_EXTERN (gst_cu_ipc_src_debug);
 #define GST_CAT_DEFAULT gst_cu_ipc_src_debug
@@ -74,6 +75,39 @@ gst_cu_ipc_src_reader_failed (GstCuIpcSrc * self, CudaIpcReaderStatus status,
   else
     GST_ELEMENT_ERROR (self, RESOURCE, FAILED, ("%s", err->message), (NULL));
   return GST_FLOW_ERROR;
+}
+
+/* Caps */
+
+/* Whether downstream takes @caps; nothing linked yet takes anything (the
+ * push says not-linked). */
+gboolean
+gst_cu_ipc_src_downstream_accepts (GstCuIpcSrc * self, GstCaps * caps)
+{
+  GstPad *peer = gst_pad_get_peer (GST_BASE_SRC_PAD (self));
+  gboolean ok = TRUE;
+
+  if (peer != NULL) {
+    ok = gst_pad_query_accept_caps (peer, caps);
+    gst_object_unref (peer);
+  }
+  return ok;
+}
+
+/* The producer's caps, what downstream takes and what to put between
+ * them, in the library's words (common/hints.h). */
+void
+gst_cu_ipc_src_not_negotiated (GstCuIpcSrc * self, GstCaps * caps)
+{
+  GstCaps *accepted = gst_pad_peer_query_caps (GST_BASE_SRC_PAD (self),
+      NULL);
+  g_autofree gchar *text = cudaipc_hint_not_negotiated (caps, accepted);
+  g_autofree gchar *full = gst_caps_to_string (caps);
+
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text),
+      ("the producer's caps on %s: %s; downstream's: %" GST_PTR_FORMAT,
+          cudaipc_reader_get_path (self->reader), full, accepted));
+  gst_clear_caps (&accepted);
 }
 
 /* Frames */

@@ -24,6 +24,12 @@ GstFlowReturn gst_cu_ipc_src_producer_lost (GstCuIpcSrc * self,
 GstFlowReturn gst_cu_ipc_src_reader_failed (GstCuIpcSrc * self,
     CudaIpcReaderStatus status, const CudaIpcReaderItem * item,
     const GError * err);
+/* Whether downstream takes @caps (TRUE with nothing linked: the push
+ * says so), and the error of caps it does not take, which names them,
+ * what downstream takes and what to put in between. */
+gboolean gst_cu_ipc_src_downstream_accepts (GstCuIpcSrc * self,
+    GstCaps * caps);
+void gst_cu_ipc_src_not_negotiated (GstCuIpcSrc * self, GstCaps * caps);
 /* Metas the producer got wrong (@metas_err, NULL: none) and events the
  * reader refused since the last call: a warning each, which the reader
  * lets come once a connection. */

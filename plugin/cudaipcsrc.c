@@ -154,14 +154,14 @@ apply_caps (GstCuIpcSrc * self, GstCaps * plain)
   current = gst_pad_get_current_caps (GST_BASE_SRC_PAD (self));
   if (current == NULL || !gst_caps_is_equal (current, out)) {
     GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
-    ok = gst_base_src_set_caps (GST_BASE_SRC (self), out);
+    /* asked first: a caps event downstream refuses still "succeeds" here
+     * (it stays sticky) and the first frame fails with not-negotiated,
+     * which names neither the caps nor a way out */
+    ok = gst_cu_ipc_src_downstream_accepts (self, out) &&
+        gst_base_src_set_caps (GST_BASE_SRC (self), out);
   }
-  if (!ok) {
-    g_autofree gchar *str = gst_caps_to_string (out);
-
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream does not accept the producer's caps %s", str), (NULL));
-  }
+  if (!ok)
+    gst_cu_ipc_src_not_negotiated (self, out);
   gst_clear_caps (&current);
   gst_caps_unref (out);
   return ok;

@@ -4,7 +4,8 @@
  * properties and their defaults, pad templates, state changes with the
  * host backend, the periodic stats messages, and the errors a user sees
  * for a CUDA device that does not exist (on a machine with a driver or
- * without), a missing producer or a socket path taken by a live producer.
+ * without), a missing producer, a socket path taken by a live producer or
+ * caps downstream does not take.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,6 +22,7 @@
 
 #include "device/cuda-loader.h"
 #include "test-main.h"
+#include "test-launch.h"
 #include "test-util.h"
 
 static gchar *sock;
@@ -300,6 +302,47 @@ GST_START_TEST (test_src_no_producer)
 
 GST_END_TEST;
 
+/* Downstream that takes other caps than the producer's: the consumer's
+ * error names the producer's caps, what downstream takes and the element
+ * to put in between, before basesrc's "Internal data stream error". */
+GST_START_TEST (test_src_not_negotiated)
+{
+  GstElement *prod = cudaipc_test_launch ("videotestsrc is-live=true ! "
+      "video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
+      "cuipcsink socket-path=%s backend=host", sock);
+  GstElement *cons = cudaipc_test_launch ("cuipcsrc socket-path=%s "
+      "connect-timeout=20000 ! video/x-raw,format=I420 ! fakesink", sock);
+  GstBus *bus = gst_element_get_bus (cons);
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  fail_if (gst_element_set_state (prod, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  fail_if (gst_element_set_state (cons, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error posted");
+  gst_message_parse_error (msg, &err, &debug);
+  GST_INFO ("%s (%s)", err->message, debug);
+  fail_unless (g_error_matches (err, GST_CORE_ERROR,
+          GST_CORE_ERROR_NEGOTIATION), "not a negotiation error: %s",
+      err->message);
+  fail_unless (strstr (err->message, "the producer's caps video/x-raw, "
+          "format=NV12, width=64, height=48, framerate=30/1; it takes "
+          "video/x-raw, format=I420: put videoconvert") != NULL,
+      "unclear error: %s", err->message);
+  fail_unless (strstr (debug, sock) != NULL, "%s", debug);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  cudaipc_test_stop (cons);
+  cudaipc_test_stop (prod);
+}
+
+GST_END_TEST;
+
 /* Waits up to 2 s for an element message named @name on @bus. */
 static GstStructure *
 wait_element_message (GstBus * bus, const gchar * name)
@@ -479,6 +522,7 @@ props_suite (void)
   tcase_add_test (tc, test_sink_device_that_cannot_exist);
   tcase_add_test (tc, test_sink_path_of_live_producer);
   tcase_add_test (tc, test_src_no_producer);
+  tcase_add_test (tc, test_src_not_negotiated);
   tcase_add_test (tc, test_stats_messages);
   return s;
 }
