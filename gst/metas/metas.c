@@ -37,10 +37,13 @@ struct _CudaIpcMetaFilter
 {
   gboolean all, none;
   GPtrArray *names;             /* interned API type names */
+  GString *doubts;              /* names no API type has, with what to
+                                 * write instead; NULL: none */
 };
 
 static const gchar *filter_api_name (const gchar * name, const gchar * spec,
     GError ** error);
+static void doubt_name (CudaIpcMetaFilter * f, const gchar * name);
 
 CudaIpcMetaFilter *
 cudaipc_meta_filter_new (const gchar * spec, GError ** error)
@@ -69,6 +72,8 @@ cudaipc_meta_filter_new (const gchar * spec, GError ** error)
       name = NULL;
     } else {
       name = filter_api_name (name, spec, error);
+      if (name != NULL)
+        doubt_name (f, name);
     }
     if (name == NULL) {
       g_strfreev (names);
@@ -81,11 +86,19 @@ cudaipc_meta_filter_new (const gchar * spec, GError ** error)
   return f;
 }
 
+const gchar *
+cudaipc_meta_filter_get_doubts (const CudaIpcMetaFilter * f)
+{
+  return f && f->doubts ? f->doubts->str : NULL;
+}
+
 void
 cudaipc_meta_filter_free (CudaIpcMetaFilter * f)
 {
   if (f == NULL)
     return;
+  if (f->doubts)
+    g_string_free (f->doubts, TRUE);
   g_ptr_array_unref (f->names);
   g_free (f);
 }
@@ -277,6 +290,59 @@ filter_api_name (const gchar * name, const gchar * spec, GError ** error)
       "process knows has that name: list API type names (for it, "
       "presumably %s), or all, or none", spec, name, api);
   return NULL;
+}
+
+/* The API type @name, no type yet, most likely stands for: one this
+ * build carries written in another case, or missing "API" or "MetaAPI"
+ * (a meta's name without its "Meta"); NULL where none is near. */
+static const gchar *
+near_api_name (const gchar * name)
+{
+  const Api *table = apis ();
+  g_autofree gchar *api = g_strconcat (name, "API", NULL);
+  g_autofree gchar *meta_api = g_strconcat (name, "MetaAPI", NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (codecs); i++) {
+    const gchar *known = table[i].filter_name;
+
+    if (known != NULL && (g_ascii_strcasecmp (known, name) == 0 ||
+            g_ascii_strcasecmp (known, api) == 0 ||
+            g_ascii_strcasecmp (known, meta_api) == 0))
+      return known;
+  }
+  if (g_type_from_name (meta_api) != 0)
+    return g_intern_string (meta_api);
+  return NULL;
+}
+
+/* A name no type has yet is kept (its API may be registered later), but
+ * one that does not end in "API", as API type names do, or that is
+ * another case of a known one, most likely lets nothing through: said,
+ * with what to write instead where that is clear. */
+static void
+doubt_name (CudaIpcMetaFilter * f, const gchar * name)
+{
+  const gchar *near;
+
+  /* the API types of what this build carries are registered */
+  apis ();
+  if (g_type_from_name (name) != 0)
+    return;
+  near = near_api_name (name);
+  if (near == NULL && g_str_has_suffix (name, "API"))
+    return;
+  if (f->doubts == NULL)
+    f->doubts = g_string_new ("metas: ");
+  else
+    g_string_append (f->doubts, "; ");
+  if (near != NULL)
+    g_string_append_printf (f->doubts, "%s is no meta API type, and lets "
+        "no meta through: write %s", name, near);
+  else
+    g_string_append_printf (f->doubts, "%s is no meta API type this "
+        "process knows, and API type names end in API (such as "
+        "GstVideoRegionOfInterestMetaAPI): its metas travel only if an API "
+        "type of that name is registered", name);
 }
 
 /* Whether GStreamer serializes @meta, which the entry of no API type

@@ -70,9 +70,17 @@ typedef struct _CudaIpcMetaFilter CudaIpcMetaFilter;
  * type where GStreamer knows the meta or this build carries it. An empty
  * name, and another that ends in "Meta", are CUDAIPC_ERROR_INVALID (the
  * text names the API type to use); any other name no meta has (yet) is
- * accepted. */
+ * accepted, and said by get_doubts() where it does not look like one. */
 CudaIpcMetaFilter *cudaipc_meta_filter_new (const gchar * spec,
     GError ** error);
+/* What is likely wrong with the names of a filter made without error:
+ * names no API type has (yet) that do not end in "API" or differ from a
+ * known one only in case, each with what to write instead where that is
+ * clear ("metas: GstVideoCropMetaApi is no meta API type, and lets no
+ * meta through: write GstVideoCropMetaAPI"); NULL where nothing is.
+ * Valid while @filter is. */
+const gchar *cudaipc_meta_filter_get_doubts (const CudaIpcMetaFilter *
+    filter);
 void cudaipc_meta_filter_free (CudaIpcMetaFilter * filter);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CudaIpcMetaFilter, cudaipc_meta_filter_free);
 

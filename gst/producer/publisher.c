@@ -205,6 +205,11 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
   pub->meta_filter = cudaipc_meta_filter_new (config->metas, error);
   if (pub->meta_filter == NULL)
     FAIL (METAS);
+  /* a name that lets nothing through would go unnoticed */
+  if (config->element && cudaipc_meta_filter_get_doubts (pub->meta_filter))
+    GST_ELEMENT_WARNING (config->element, RESOURCE, SETTINGS, ("%s",
+            cudaipc_meta_filter_get_doubts (pub->meta_filter)),
+        ("metas \"%s\"", config->metas));
   if (!cudaipc_credentials_parse_ids (config->allowed_users, FALSE, &uids,
           error) || !cudaipc_credentials_parse_ids (config->allowed_groups,
           TRUE, &gids, error))

@@ -265,6 +265,36 @@ GST_START_TEST (test_sink_path_of_live_producer)
 
 GST_END_TEST;
 
+/* A metas name that lets nothing through: a warning at start that names
+ * the API type to write. */
+GST_START_TEST (test_sink_metas_doubt)
+{
+  GstElement *sink = gst_element_factory_make ("cuipcsink", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+
+  g_object_set (sink, "socket-path", sock, "metas", "GstVideoCropMetaApi",
+      NULL);
+  gst_util_set_object_arg (G_OBJECT (sink), "backend", "host");
+  gst_element_set_bus (sink, bus);
+  fail_if (gst_element_set_state (sink, GST_STATE_PAUSED) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (msg != NULL, "no warning for metas=GstVideoCropMetaApi");
+  gst_message_parse_warning (msg, &err, NULL);
+  fail_unless (strstr (err->message, "write GstVideoCropMetaAPI") != NULL,
+      "unclear warning: %s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_state (sink, GST_STATE_NULL);
+  gst_element_set_bus (sink, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+}
+
+GST_END_TEST;
+
 /* No producer: the state change returns at once (a live source waits in
  * its streaming thread), and after connect-timeout the error names the
  * socket and the setting to raise. */
@@ -523,6 +553,7 @@ props_suite (void)
   tcase_add_test (tc, test_sink_path_of_live_producer);
   tcase_add_test (tc, test_src_no_producer);
   tcase_add_test (tc, test_src_not_negotiated);
+  tcase_add_test (tc, test_sink_metas_doubt);
   tcase_add_test (tc, test_stats_messages);
   return s;
 }

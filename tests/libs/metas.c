@@ -462,6 +462,45 @@ GST_START_TEST (test_filter)
 
 GST_END_TEST;
 
+/* A name that lets no meta through is said, with what to write instead
+ * where one is near; an API type name, or one that may be registered
+ * later, is not. */
+GST_START_TEST (test_filter_doubts)
+{
+  const struct
+  {
+    const gchar *spec;
+    const gchar *doubt;         /* NULL: none */
+  } cases[] = {
+    {"all", NULL},
+    {"GstVideoCropMetaAPI,GstVideoRegionOfInterestMeta", NULL},
+    {"SomeoneElsesMetaAPI", NULL},
+    {"GstVideoCropMetaApi", "metas: GstVideoCropMetaApi is no meta API "
+          "type, and lets no meta through: write GstVideoCropMetaAPI"},
+    {"GstVideoRegionOfInterest", "write GstVideoRegionOfInterestMetaAPI"},
+    {"gstvideotimecodemetaapi", "write GstVideoTimeCodeMetaAPI"},
+    {"GstVideoCropMetaAPI, roi", "metas: roi is no meta API type this "
+          "process knows, and API type names end in API"},
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
+    GError *err = NULL;
+    CudaIpcMetaFilter *f = cudaipc_meta_filter_new (cases[i].spec, &err);
+    const gchar *doubts;
+
+    fail_unless (f != NULL, "%s: %s", cases[i].spec, err->message);
+    doubts = cudaipc_meta_filter_get_doubts (f);
+    if (cases[i].doubt == NULL)
+      fail_unless (doubts == NULL, "%s: %s", cases[i].spec, doubts);
+    else
+      fail_unless (doubts && strstr (doubts, cases[i].doubt), "%s: %s",
+          cases[i].spec, doubts ? doubts : "no doubt");
+    cudaipc_meta_filter_free (f);
+  }
+}
+
+GST_END_TEST;
+
 /* What does not fit is left out, and counted. */
 GST_START_TEST (test_producer_limits)
 {
@@ -865,6 +904,7 @@ metas_suite (void)
 #endif
   tcase_add_test (tc, test_custom_meta);
   tcase_add_test (tc, test_filter);
+  tcase_add_test (tc, test_filter_doubts);
   tcase_add_test (tc, test_producer_limits);
   tcase_add_test (tc, test_hostile_blobs);
   tcase_add_test (tc, test_unknown_kind_skipped);
