@@ -150,7 +150,6 @@ apply_caps (GstCuIpcSrc * self, GstCaps * plain)
     out = gst_caps_ref (cuda);
   else
     out = gst_caps_ref (plain);
-  gst_clear_caps (&cuda);
   current = gst_pad_get_current_caps (GST_BASE_SRC_PAD (self));
   if (current == NULL || !gst_caps_is_equal (current, out)) {
     GST_DEBUG_OBJECT (self, "output caps %" GST_PTR_FORMAT, out);
@@ -160,8 +159,11 @@ apply_caps (GstCuIpcSrc * self, GstCaps * plain)
     ok = gst_cu_ipc_src_downstream_accepts (self, out) &&
         gst_base_src_set_caps (GST_BASE_SRC (self), out);
   }
+  /* cuda backend: the frames are in GPU memory whichever caps went out,
+   * and the advice is for that memory (cudaconvert, cudadownload) */
   if (!ok)
-    gst_cu_ipc_src_not_negotiated (self, out);
+    gst_cu_ipc_src_not_negotiated (self, cuda ? cuda : out);
+  gst_clear_caps (&cuda);
   gst_clear_caps (&current);
   gst_caps_unref (out);
   return ok;

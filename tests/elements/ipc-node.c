@@ -18,10 +18,10 @@
  *      and host-syncs).
  *
  *   ipc-node consumer SOCKET [--hold H] [--src "prop=value ..."]
- *       [--download] [--max-frames M]
- *     cuipcsrc ! [cudadownload ! video/x-raw !] appsink (the capsfilter
- *     keeps cudadownload from passing CUDA memory through to appsink,
- *     which takes anything), with max-held=0 (every frame, however
+ *       [--download] [--max-frames M] [--caps CAPS]
+ *     cuipcsrc ! [cudadownload ! video/x-raw !] [CAPS !] appsink (the
+ *     capsfilter keeps cudadownload from passing CUDA memory through to
+ *     appsink, which takes anything), with max-held=0 (every frame, however
  *     many appsink queues) unless --src sets it. Checks every frame against the
  *     pattern of its offset when it arrives, keeps the last H frames held
  *     and checks them again when it lets them go (a slot overwritten while
@@ -83,6 +83,7 @@ static gint clients = 0, hold = 0, max_frames = 0, die_after = -1, fps = 0;
 static gint stall_after = -1, min_devices = 1, slow_ms;
 static gchar *sink_props, *src_props;
 static gboolean upload, download, resources, live;
+static gchar *sink_caps;
 /* producer: of the frames it wrote; consumer: of those it received, in
  * the caps' layout, as they arrived */
 static guint64 checksum = CUDAIPC_TEST_HASH_INIT;
@@ -112,6 +113,8 @@ static GOptionEntry entries[] = {
   {"src", 0, 0, G_OPTION_ARG_STRING, &src_props, "src properties", "P"},
   {"download", 0, 0, G_OPTION_ARG_NONE, &download,
       "cudadownload into system memory", NULL},
+  {"caps", 0, 0, G_OPTION_ARG_STRING, &sink_caps,
+      "consumer: the caps appsink takes (a capsfilter before it)", "CAPS"},
   {"max-frames", 0, 0, G_OPTION_ARG_INT, &max_frames, "stop after", "M"},
   {"mode", 0, 0, G_OPTION_ARG_STRING, &mode, "rogue behaviour", "M"},
   {"as-user", 0, 0, G_OPTION_ARG_STRING, &as_user,
@@ -626,9 +629,10 @@ run_consumer (const gchar * socket_path)
   /* a custom meta is rebuilt only where its API is registered */
   if (expect_metas)
     cudaipc_test_register_metas ();
-  desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s "
+  desc = g_strdup_printf ("cuipcsrc name=src socket-path=\"%s\" ! %s %s%s"
       "appsink name=sink sync=false", socket_path,
-      download ? "cudadownload ! video/x-raw !" : "");
+      download ? "cudadownload ! video/x-raw !" : "",
+      sink_caps ? sink_caps : "", sink_caps ? " ! " : "");
   pipeline = parse_pipeline (desc);
   g_free (desc);
   if (!pipeline)

@@ -86,6 +86,40 @@ GST_START_TEST (test_caps_change)
 
 GST_END_TEST;
 
+/* Downstream that takes another format, in the memory the backend's
+ * frames are in: the consumer's error says what to put in between, for
+ * that memory (cudaconvert for CUDA memory, videoconvert for system
+ * memory). */
+GST_START_TEST (test_not_negotiated)
+{
+#ifdef CUDAIPC_TEST_GPU
+  const gchar *caps = "video/x-raw(memory:CUDAMemory),format=I420";
+  const gchar *advice = "; it takes video/x-raw(memory:CUDAMemory), "
+      "format=I420: put cudaconvert";
+#else
+  const gchar *caps = "video/x-raw,format=I420";
+  const gchar *advice = "; it takes video/x-raw, format=I420: put "
+      "videoconvert";
+#endif
+  Node *c, *p;
+
+  p = spawn_node ("producer", "--frames", "200", "--fps", "30", "--clients",
+      "1", "--sink", "backend=" BACKEND, NULL);
+  c = spawn_node ("consumer", "--caps", caps, "--src", "reconnect=false",
+      NULL);
+  wait_node (c, 60);
+  fail_unless (WIFEXITED (c->status) && WEXITSTATUS (c->status) == 1);
+  fail_unless (strstr (c->err->str, "Downstream does not accept the "
+          "producer's caps") != NULL && strstr (c->err->str, advice) != NULL,
+      "%s", c->err->str);
+  kill (p->pid, SIGKILL);
+  wait_node (p, 60);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_three_consumers_wait)
 {
   Node *c[3], *p;
@@ -385,6 +419,7 @@ ipc_suite (void)
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   tcase_add_test (tc, test_bit_exact_frames);
   tcase_add_test (tc, test_caps_change);
+  tcase_add_test (tc, test_not_negotiated);
   tcase_add_test (tc, test_three_consumers_wait);
   tcase_add_test (tc, test_fence_ordering);
   tcase_add_test (tc, test_metas_all);
