@@ -17,9 +17,8 @@ gst-inspect-1.0 nvh264dec >/dev/null 2>&1 || { echo "SKIP: no nvh264dec"; exit 7
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 sock="$dir/dec.sock"
-sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
-# what a consumer printed besides its checksums, the last lines
-said() { grep -vE '[0-9a-f]{40}' "$1" | tail -n 20 || true; }
+# shellcheck source=checksums.sh
+. "$(dirname "$0")/checksums.sh"
 
 timeout 60 gst-launch-1.0 -q filesrc location="$clip" ! h264parse ! nvh264dec ! \
   cudadownload ! video/x-raw,format=NV12 ! checksumsink >"$dir/ref"

@@ -21,8 +21,8 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 src="videotestsrc num-buffers=$n pattern=ball ! video/x-raw,format=NV12,width=3840,height=2160,framerate=30/1"
 to_i420="videoconvert ! video/x-raw,format=I420 ! checksumsink"
-sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
-said() { grep -vE '[0-9a-f]{40}' "$1" | tail -n 20 || true; }
+# shellcheck source=checksums.sh
+. "$(dirname "$0")/checksums.sh"
 
 timeout 120 gst-launch-1.0 -q $src ! $to_i420 >"$dir/ref"
 n_ref=$(sums "$dir/ref" | wc -l)

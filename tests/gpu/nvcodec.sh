@@ -22,9 +22,8 @@ done
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
-# what a consumer printed besides its checksums, the last lines
-said() { grep -vE '[0-9a-f]{40}' "$1" | tail -n 20 || true; }
+# shellcheck source=checksums.sh
+. "$(dirname "$0")/checksums.sh"
 filters='cudaconvert ! video/x-raw(memory:CUDAMemory),format=I420 !
   cudascale ! video/x-raw(memory:CUDAMemory),width=320,height=180 !
   cudadownload ! video/x-raw,format=I420 ! checksumsink'

@@ -27,7 +27,8 @@ fi
 
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
-sums() { grep -Eo '[0-9a-f]{40}' "$1" || true; }
+# shellcheck source=checksums.sh
+. "$(dirname "$0")/checksums.sh"
 caps='video/x-raw,format=NV12,width=640,height=360,framerate=30/1'
 frames=90
 
