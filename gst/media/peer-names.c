@@ -248,41 +248,69 @@ reads_as (GType type, const gchar * p, const gchar * end)
   return ok;
 }
 
+/* Reads the bare text from @p to @end into @v as @type (0: as GStreamer
+ * reads an uncast range element, the first of int, double, fraction or
+ * boolean it reads as). */
+static gboolean
+read_range_element (GValue * v, GType type, const gchar * p,
+    const gchar * end)
+{
+  const GType uncast[] = { G_TYPE_INT, G_TYPE_DOUBLE, GST_TYPE_FRACTION,
+    G_TYPE_BOOLEAN
+  };
+  gchar buf[64];
+
+  if (end - p >= (gssize) sizeof (buf))
+    return FALSE;
+  memcpy (buf, p, end - p);
+  buf[end - p] = '\0';
+  for (guint i = 0; i < G_N_ELEMENTS (uncast); i++) {
+    g_value_init (v, type ? type : uncast[i]);
+    if (gst_value_deserialize (v, buf))
+      return TRUE;
+    g_value_unset (v);
+    if (type)
+      break;
+  }
+  return FALSE;
+}
+
 /* A range's elements from @p to @end: GStreamer 1.22 reads each before it
  * checks that they make a range, and leaks those it read where they do
- * not (a string after a number, "[ 1, x ]"). So two or three bare
- * elements, each a number (@cast: 0 none, else the type it is cast to)
- * or, uncast, a boolean: nothing GStreamer allocates for. */
+ * not (a string after a number, "[ 1, x ]"), and asserts with a critical
+ * on a range that ends where it starts or before. So two bare elements,
+ * numbers (@cast: 0 none, else the type it is cast to: int, int64, double
+ * or fraction) or, uncast, booleans, nothing GStreamer allocates for, the
+ * first below the second. No step: raw-video caps do not need one, and
+ * GStreamer asserts on a step that does not divide both ends. */
 static gboolean
 range_ok (const gchar * p, const gchar * end, GType cast)
 {
-  static const GType uncast[] = { G_TYPE_INT, G_TYPE_DOUBLE,
-    0 /* fraction */ , G_TYPE_BOOLEAN
-  };
+  GValue v[2] = { G_VALUE_INIT, G_VALUE_INIT };
   guint n = 0;
+  gboolean ok = TRUE;
 
   if (cast != 0 && cast != G_TYPE_INT && cast != G_TYPE_INT64 &&
       cast != G_TYPE_DOUBLE && cast != GST_TYPE_FRACTION)
     return FALSE;
-  for (p = skip_spaces (p, end); p < end; n++) {
+  for (p = skip_spaces (p, end); ok && p < end; n++) {
     const gchar *e = bare_end (p, end);
-    gboolean ok = FALSE;
 
-    if (e == p || n == 3)
-      return FALSE;
-    if (cast != 0)
-      ok = reads_as (cast, p, e);
-    for (guint i = 0; cast == 0 && !ok && i < G_N_ELEMENTS (uncast); i++)
-      ok = reads_as (uncast[i] ? uncast[i] : GST_TYPE_FRACTION, p, e);
-    if (!ok)
-      return FALSE;
+    if (e == p || n == 2 || !read_range_element (&v[n], cast, p, e)) {
+      ok = FALSE;
+      break;
+    }
     p = skip_spaces (e, end);
     if (p < end && *p != ',')
-      return FALSE;
-    if (p < end && (p = skip_spaces (p + 1, end)) >= end)
-      return FALSE;
+      ok = FALSE;
+    else if (p < end && (p = skip_spaces (p + 1, end)) >= end)
+      ok = FALSE;         /* a ',' before the end */
   }
-  return n >= 2;
+  ok = ok && n == 2 && gst_value_compare (&v[0], &v[1]) == GST_VALUE_LESS_THAN;
+  for (guint i = 0; i < 2; i++)
+    if (G_IS_VALUE (&v[i]))
+      g_value_unset (&v[i]);
+  return ok;
 }
 
 static void

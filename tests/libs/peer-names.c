@@ -252,6 +252,9 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     "pn-range, r=[ 1, b ]",
     "pn-range, r=(string)[ 1, 2 ]",
     "pn-range, r=[ 1, 2, 3, 4 ]",
+    "pn-range, r=(int)[ 1, 0 ]",
+    "pn-range, r=[ 2.5, 2.5 ]",
+    "pn-range, r=(int)[ 0, 8, 2 ]",
     /* a cast to a type whose values the scan does not check */
     "pn-cast, b=(buffer)NV12",
     "pn-cast, s=(GstSample)x",
@@ -275,7 +278,7 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     g_clear_error (&err);
   }
   fail_unless (cudaipc_peer_names_admit_structure ("pn-range, a=[ 0, 3 ], "
-          "b=(int)[ 0, 8, 2 ], c=[ 0.5, 2.5 ], d=(fraction)[ 1/2, 30/1 ]",
+          "b=(int64)[ 0, 8 ], c=[ 0.5, 2.5 ], d=(fraction)[ 1/2, 30/1 ]",
           NULL));
   /* one structure may end at its ';'; caps may hold several */
   fail_unless (cudaipc_peer_names_admit_structure ("pn-one, a=(int)1;", NULL));
