@@ -47,6 +47,7 @@
 
 #include "cudaipcsink.h"
 #include "cudaipcsink-report.h"
+#include "cudaipc-uri.h"
 #include "cudaipc-enums.h"
 #include "producer/slot-offer.h"
 #include "device/device.h"
@@ -143,7 +144,9 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 #define gst_cu_ipc_sink_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstCuIpcSink, gst_cu_ipc_sink, GST_TYPE_BASE_SINK,
     GST_DEBUG_CATEGORY_INIT (gst_cu_ipc_sink_debug, "cudaipcsink", 0,
-        "CUDA IPC sink"));
+        "CUDA IPC sink");
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        cudaipc_uri_sink_handler_init));
 /* cuipcsink: a name of ours alone (docs/elements.md, Names) */
 GST_ELEMENT_REGISTER_DEFINE (cudaipcsink, "cudaipcsink", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SINK);

@@ -46,6 +46,7 @@
 
 #include "cudaipcsrc.h"
 #include "cudaipcsrc-report.h"
+#include "cudaipc-uri.h"
 #include "common/error.h"
 #include "media/media.h"
 
@@ -105,7 +106,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 
 G_DEFINE_TYPE_WITH_CODE (GstCuIpcSrc, gst_cu_ipc_src, GST_TYPE_PUSH_SRC,
     GST_DEBUG_CATEGORY_INIT (gst_cu_ipc_src_debug, "cudaipcsrc", 0,
-        "CUDA IPC consumer"));
+        "CUDA IPC consumer");
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        cudaipc_uri_src_handler_init));
 /* cuipcsrc: a name of ours alone (docs/elements.md, Names) */
 GST_ELEMENT_REGISTER_DEFINE (cudaipcsrc, "cudaipcsrc", GST_RANK_NONE,
     GST_TYPE_CU_IPC_SRC);
