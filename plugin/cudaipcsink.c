@@ -4,8 +4,9 @@
  * @title: cuipcsink
  * @see_also: cuipcsrc
  *
- * Also registered as `cudaipcsink`, a name that GStreamer >= 1.24's nvcodec
- * uses for its own element: `cuipcsink` is ours alone (docs/elements.md).
+ * Also registered as `cudaipcsink` on GStreamer < 1.24 (from 1.24 on, that
+ * name is nvcodec's), and reached by `cuipc://` URIs such as
+ * `cuipc://@cam1` (docs/elements.md, Names and URI).
  *
  * Shares video frames with other processes. The sink keeps a ring of
  * buffers on one device (CUDA virtual memory, or shared host memory with
@@ -856,9 +857,10 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_set_static_metadata (element_class,
-      "CUDA IPC sink", "Sink/Video",
-      "Shares video frames with cuipcsrc in other processes through a "
-      "ring of GPU (or shared host) buffers", CUDAIPC_AUTHOR);
+      "cuipc video sink (gst-cudaipc)", "Sink/Video",
+      "Shares video frames with cuipcsrc in other processes through a ring "
+      "in GPU or shared host memory (gst-cudaipc, not nvcodec)",
+      CUDAIPC_AUTHOR);
 
   basesink_class->start = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_start);
   basesink_class->stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_sink_stop);

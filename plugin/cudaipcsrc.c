@@ -4,8 +4,9 @@
  * @title: cuipcsrc
  * @see_also: cuipcsink
  *
- * Also registered as `cudaipcsrc`, a name that GStreamer >= 1.24's nvcodec
- * uses for its own element: `cuipcsrc` is ours alone (docs/elements.md).
+ * Also registered as `cudaipcsrc` on GStreamer < 1.24 (from 1.24 on, that
+ * name is nvcodec's), and reached by `cuipc://` URIs such as
+ * `cuipc://@cam1` (docs/elements.md, Names and URI).
  *
  * Receives video frames from a cuipcsink in another process, without a
  * copy. The source connects to the sink's socket, imports each slot of the
@@ -874,9 +875,10 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
 
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
-      "CUDA IPC source", "Source/Video",
-      "Receives video frames in GPU memory from a cuipcsink in another "
-      "process, without a copy", CUDAIPC_AUTHOR);
+      "cuipc video source (gst-cudaipc)", "Source/Video",
+      "Receives video frames in GPU or shared host memory from a cuipcsink "
+      "in another process, without a copy (gst-cudaipc, not nvcodec)",
+      CUDAIPC_AUTHOR);
 
   basesrc_class->start = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_start);
   basesrc_class->stop = GST_DEBUG_FUNCPTR (gst_cu_ipc_src_stop);
