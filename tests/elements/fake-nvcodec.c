@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A stand-in for GStreamer's nvcodec plugin (>= 1.24) as far as names go:
- * it registers element features "cudaipcsink" and "cudaipcsrc" with the
- * GTypes nvcodec uses, GstCudaIpcSink and GstCudaIpcSrc. The coexistence
- * test loads it beside ours, and installs it as libgstnvcodec.so in a
- * system plugin folder of its own.
+ * A stand-in for GStreamer's nvcodec plugin as far as names go: on
+ * GStreamer >= 1.24 it registers element features "cudaipcsink" and
+ * "cudaipcsrc" with the GTypes nvcodec uses, GstCudaIpcSink and
+ * GstCudaIpcSrc; before 1.24, as nvcodec there, no such names (the types
+ * exist all the same). With CUDAIPC_FAKE_NVCODEC_GPU=0 it registers
+ * nothing, as nvcodec on a machine without a GPU. The coexistence test
+ * loads it beside ours, and installs it as libgstnvcodec.so in a system
+ * plugin folder of its own.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -60,10 +63,16 @@ gst_cuda_ipc_src_init (GstCudaIpcSrc * self)
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  return gst_element_register (plugin, "cudaipcsink", GST_RANK_NONE,
-      gst_cuda_ipc_sink_get_type ()) &&
-      gst_element_register (plugin, "cudaipcsrc", GST_RANK_NONE,
-      gst_cuda_ipc_src_get_type ());
+  GType sink = gst_cuda_ipc_sink_get_type ();
+  GType src = gst_cuda_ipc_src_get_type ();
+  guint major, minor, micro, nano;
+
+  gst_version (&major, &minor, &micro, &nano);
+  if (g_strcmp0 (g_getenv ("CUDAIPC_FAKE_NVCODEC_GPU"), "0") == 0 ||
+      (major == 1 && minor < 24))
+    return TRUE;
+  return gst_element_register (plugin, "cudaipcsink", GST_RANK_NONE, sink) &&
+      gst_element_register (plugin, "cudaipcsrc", GST_RANK_NONE, src);
 }
 
 /* named nvcodec and built as libgstnvcodec.so, like the real one */
