@@ -118,10 +118,8 @@ GST_START_TEST (test_names_follow_the_rule)
     fail_unless (g_str_has_prefix (longname, "cuipc "), "%s: %s", list[i],
         longname);
     fail_if (g_ascii_strncasecmp (longname, "CUDA IPC", 8) == 0);
-    fail_unless (strstr (desc, "gst-cudaipc") != NULL, "%s: %s", list[i],
-        desc);
-    fail_unless (strstr (desc, "host memory") != NULL, "%s: %s", list[i],
-        desc);
+    fail_unless (strstr (desc, "gst-cudaipc") != NULL, "%s: %s", list[i], desc);
+    fail_unless (strstr (desc, "host memory") != NULL, "%s: %s", list[i], desc);
     fail_unless_equals_string (klass, sink ? "Sink/Video" : "Source/Video");
     gst_object_unref (f);
   }

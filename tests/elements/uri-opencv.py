@@ -28,6 +28,15 @@ def skip(why):
 
 
 def main():
+    # Under the sanitizer pass (tests/sanitize.sh) the plugin is built with
+    # AddressSanitizer: this interpreter (where OpenCV loads GStreamer) and
+    # gst-launch-1.0 start with its runtime loaded, and check no leaks of
+    # their own.
+    preload = os.environ.get("CUDAIPC_TOOL_PRELOAD")
+    if preload and os.environ.get("LD_PRELOAD") != preload:
+        os.execve(sys.executable, [sys.executable] + sys.argv,
+                  dict(os.environ, LD_PRELOAD=preload,
+                       ASAN_OPTIONS="detect_leaks=0"))
     try:
         import cv2
     except ImportError:

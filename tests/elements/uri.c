@@ -152,8 +152,7 @@ round_trip (const gchar * factory, const gchar * uri)
   GError *err = NULL;
   guint n = 0;
 
-  fail_unless (set_uri (a, uri, &err), "%s: %s", uri, err ? err->message :
-      "");
+  fail_unless (set_uri (a, uri, &err), "%s: %s", uri, err ? err->message : "");
   back = gst_uri_handler_get_uri (GST_URI_HANDLER (a));
   fail_unless (back != NULL && g_str_has_prefix (back, "cuipc://"), "%s",
       GST_STR_NULL (back));
@@ -377,8 +376,7 @@ GST_START_TEST (test_make_from_uri)
   gst_object_unref (gst_object_ref_sink (e));
 
   /* the handler's error reaches the caller */
-  e = gst_element_make_from_uri (GST_URI_SRC, "cuipc://@x?bogus=1", NULL,
-      &err);
+  e = gst_element_make_from_uri (GST_URI_SRC, "cuipc://@x?bogus=1", NULL, &err);
   fail_unless (e == NULL);
   fail_unless (err != NULL && strstr (err->message, "bogus") != NULL);
   g_clear_error (&err);
