@@ -226,6 +226,16 @@ GST_START_TEST (test_uri_is_the_whole_setting)
 
   /* nothing to say before a socket is known */
   fail_unless (gst_uri_handler_get_uri (GST_URI_HANDLER (src)) == NULL);
+  /* a fresh element is at its properties' defaults: no parameter */
+  for (guint i = 0; i < 2; i++) {
+    GstElement *fresh = make (i ? "cuipcsink" : "cuipcsrc");
+
+    g_object_set (fresh, "socket-path", "@x", NULL);
+    uri = gst_uri_handler_get_uri (GST_URI_HANDLER (fresh));
+    fail_unless_equals_string (uri, "cuipc://@x");
+    g_clear_pointer (&uri, g_free);
+    gst_object_unref (fresh);
+  }
   def = get_text (src, "max-held");
   fail_unless (set_uri (src, "cuipc://@a?max-held=7", &err));
   assert_prop (src, "max-held", "7");
