@@ -160,6 +160,29 @@ parse_socket (GstURIHandler * handler, const gchar * part, GError ** error)
   return name;
 }
 
+/* A hint for a parameter @key the element does not take: the socket, or
+ * a setting of the other end (a producer's URI given to the consumer). */
+static const gchar *
+why_unknown (GstURIHandler * handler, const gchar * key)
+{
+  gboolean sink = gst_uri_handler_get_uri_type (handler) == GST_URI_SINK;
+  GType other = g_type_from_name (sink ? "GstCuIpcSrc" : "GstCuIpcSink");
+  GObjectClass *klass;
+  gboolean theirs;
+
+  if (strcmp (key, SOCKET_PROPERTY) == 0)
+    return " (the socket is the URI's path)";
+  if (other == 0)
+    return "";
+  klass = g_type_class_ref (other);
+  theirs = g_object_class_find_property (klass, key) != NULL;
+  g_type_class_unref (klass);
+  if (!theirs)
+    return "";
+  return sink ? " (a setting of the consumer, cuipcsrc)" :
+      " (a setting of the producer, cuipcsink: the consumer follows it)";
+}
+
 /* Reads the query "a=1&b=2" into @values (parameter name to a GValue),
  * every name known and given once, every value valid. */
 static gboolean
@@ -192,8 +215,7 @@ parse_query (GstURIHandler * handler, const gchar * query,
 
       g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
           "%s URI: unknown parameter \"%s\"%s; known: %s",
-          element_word (handler), key, g_strcmp0 (key, SOCKET_PROPERTY) == 0
-          ? " (the socket is the URI's path)" : "", known);
+          element_word (handler), key, why_unknown (handler, key), known);
       return FALSE;
     }
     if (text == NULL) {

@@ -300,7 +300,9 @@ GST_START_TEST (test_bad_uris)
       GST_URI_ERROR_BAD_URI, "unknown parameter \"bogus\"");
   /* the producer's setting, not the consumer's */
   assert_refused ("cuipcsrc", "cuipc://@a?ring-size=4",
-      GST_URI_ERROR_BAD_URI, "\"ring-size\"");
+      GST_URI_ERROR_BAD_URI, "\"ring-size\" (a setting of the producer");
+  assert_refused ("cuipcsink", "cuipc://@a?max-held=4",
+      GST_URI_ERROR_BAD_URI, "\"max-held\" (a setting of the consumer");
   /* GstBaseSrc's, not ours */
   assert_refused ("cuipcsrc", "cuipc://@a?num-buffers=4",
       GST_URI_ERROR_BAD_URI, "\"num-buffers\"");
