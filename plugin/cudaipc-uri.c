@@ -160,24 +160,33 @@ parse_socket (GstURIHandler * handler, const gchar * part, GError ** error)
   return name;
 }
 
-/* A hint for a parameter @key the element does not take: the socket, or
- * a setting of the other end (a producer's URI given to the consumer). */
+/* A hint for a parameter @key the element does not take: the socket, a
+ * property that is not a parameter, or a setting of the other end (a
+ * producer's URI given to the consumer). */
 static const gchar *
 why_unknown (GstURIHandler * handler, const gchar * key)
 {
   gboolean sink = gst_uri_handler_get_uri_type (handler) == GST_URI_SINK;
   GType other = g_type_from_name (sink ? "GstCuIpcSrc" : "GstCuIpcSink");
+  GParamSpec *own = g_object_class_find_property (G_OBJECT_GET_CLASS
+      (handler), key);
   GObjectClass *klass;
-  gboolean theirs;
+  GParamSpec *theirs;
+  gboolean hint;
 
   if (strcmp (key, SOCKET_PROPERTY) == 0)
     return " (the socket is the URI's path)";
+  if (own != NULL && (own->flags & G_PARAM_WRITABLE) == 0)
+    return " (read-only)";
+  if (own != NULL)
+    return " (a property of the base class: set it on the element)";
   if (other == 0)
     return "";
   klass = g_type_class_ref (other);
-  theirs = g_object_class_find_property (klass, key) != NULL;
+  theirs = g_object_class_find_property (klass, key);
+  hint = theirs != NULL && is_parameter (theirs);
   g_type_class_unref (klass);
-  if (!theirs)
+  if (!hint)
     return "";
   return sink ? " (a setting of the consumer, cuipcsrc)" :
       " (a setting of the producer, cuipcsink: the consumer follows it)";

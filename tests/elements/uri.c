@@ -305,10 +305,14 @@ GST_START_TEST (test_bad_uris)
       GST_URI_ERROR_BAD_URI, "\"max-held\" (a setting of the consumer");
   /* GstBaseSrc's, not ours */
   assert_refused ("cuipcsrc", "cuipc://@a?num-buffers=4",
-      GST_URI_ERROR_BAD_URI, "\"num-buffers\"");
-  /* read-only */
+      GST_URI_ERROR_BAD_URI, "\"num-buffers\" (a property of the base");
+  /* read-only, here and on the sink */
   assert_refused ("cuipcsrc", "cuipc://@a?stats=1",
-      GST_URI_ERROR_BAD_URI, "\"stats\"");
+      GST_URI_ERROR_BAD_URI, "\"stats\" (read-only)");
+  assert_refused ("cuipcsink", "cuipc://@a?num-clients=1",
+      GST_URI_ERROR_BAD_URI, "\"num-clients\" (read-only)");
+  assert_refused ("cuipcsrc", "cuipc://@a?num-clients=1",
+      GST_URI_ERROR_BAD_URI, "\"num-clients\"; known");
   assert_refused ("cuipcsink", "cuipc://@a?socket-path=/x",
       GST_URI_ERROR_BAD_URI, "the socket is the URI's path");
   assert_refused ("cuipcsrc", "cuipc://@a?max-held=2&max-held=abc",
