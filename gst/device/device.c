@@ -21,6 +21,8 @@ cudaipc_backend_name (CudaIpcBackend backend)
       return "host";
     case CUDAIPC_BACKEND_CUDA:
       return "cuda";
+    case CUDAIPC_BACKEND_AUTO:
+      return "auto";
   }
   return "unknown";
 }

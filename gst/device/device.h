@@ -36,6 +36,15 @@ gboolean cudaipc_backend_from_name (const gchar * name,
  * with CUDAIPC_ERROR_NO_DRIVER, _NO_DEVICE or _NOT_SUPPORTED. */
 CudaIpcDevice *cudaipc_device_new (CudaIpcBackend backend, gint ordinal,
     GError ** error);
+/* The device of a producer whose backend setting is CUDAIPC_BACKEND_AUTO
+ * (backend-auto.c): the cuda backend on @ordinal where CUDA is usable
+ * there (the driver loads and initialises, the device exists and has
+ * VMM with POSIX fd handles), else the host backend, with *@why (to
+ * g_free(), may be NULL) saying what was missing. A failure of a usable
+ * GPU (no room for a context, a driver call) is an error, not a reason
+ * for host memory. Calls cuInit(): never before a fork(). */
+CudaIpcDevice *cudaipc_device_new_auto (gint ordinal, gchar ** why,
+    GError ** error);
 CudaIpcDevice *cudaipc_device_ref (CudaIpcDevice * dev);
 void cudaipc_device_unref (CudaIpcDevice * dev);
 

@@ -46,11 +46,15 @@ G_BEGIN_DECLS
 /* Slots per ring. */
 #define CUDAIPC_MAX_SLOTS 64
 
-/* The memory a ring lives in, as HELLO names it (device.h opens them). */
+/* The memory a ring lives in, as HELLO names it (device.h opens them).
+ * AUTO is a producer's setting, never a ring's: it becomes HOST or CUDA
+ * when the ring's device opens (cudaipc_device_new_auto()), and a HELLO
+ * that names it is refused. */
 typedef enum
 {
   CUDAIPC_BACKEND_HOST = 0,
   CUDAIPC_BACKEND_CUDA = 1,
+  CUDAIPC_BACKEND_AUTO = 2,
 } CudaIpcBackend;
 
 #define CUDAIPC_PROTOCOL_VERSION 3
