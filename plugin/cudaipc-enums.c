@@ -18,6 +18,8 @@ gst_cu_ipc_backend_get_type (void)
     {CUDAIPC_BACKEND_HOST, "Shared host memory (memfd), no GPU needed",
         "host"},
     {CUDAIPC_BACKEND_CUDA, "CUDA virtual memory on the GPU", "cuda"},
+    {CUDAIPC_BACKEND_AUTO, "cuda where a CUDA device is usable, else host, "
+          "decided at start", "auto"},
     {0, NULL, NULL},
   };
 

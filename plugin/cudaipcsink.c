@@ -9,8 +9,9 @@
  * `cuipc://@cam1` (docs/elements.md, Names and URI).
  *
  * Shares video frames with other processes. The sink keeps a ring of
- * buffers on one device (CUDA virtual memory, or shared host memory with
- * `backend=host`), exports each buffer once as file descriptors, and tells
+ * buffers on one device (CUDA virtual memory where a GPU is usable, else
+ * shared host memory: #GstCuIpcSink:backend), exports each buffer once as
+ * file descriptors, and tells
  * every cuipcsrc connected to its Unix socket which buffer holds which
  * frame. A buffer is written again only once every consumer it was
  * published to has released it; `on-full` says what happens meanwhile.
@@ -34,9 +35,9 @@
  * gst-launch-1.0 cuipcsrc socket-path=/tmp/cam1.sock ! cudadownload ! \
  *     videoconvert ! autovideosink
  * ]|
- * Without a GPU:
+ * Without a GPU (backend=auto chooses host memory):
  * |[
- * gst-launch-1.0 videotestsrc ! cuipcsink socket-path=@cam1 backend=host
+ * gst-launch-1.0 videotestsrc ! cuipcsink socket-path=@cam1
  * gst-launch-1.0 cuipcsrc socket-path=@cam1 ! videoconvert ! autovideosink
  * ]|
  */
@@ -661,11 +662,16 @@ gst_cu_ipc_sink_class_init (GstCuIpcSinkClass * klass)
    * GstCuIpcSink:backend:
    *
    * Where the ring lives: "cuda" (CUDA virtual memory on the GPU given by
-   * device-id) or "host" (shared host memory, no GPU needed). Consumers
-   * must use the same backend. Read when the sink starts.
+   * device-id), "host" (shared host memory, no GPU needed) or "auto" (the
+   * default): cuda where that GPU is usable (the driver loads, the device
+   * exists, it has VMM with POSIX fd handles), else host, whatever the
+   * caps (docs/design.md, Backend auto). Decided when the sink starts,
+   * said at INFO and in #GstCuIpcSink:stats. Consumers learn the backend
+   * from the producer. Read when the sink starts.
    */
   properties[PROP_BACKEND] = g_param_spec_enum ("backend", "Backend",
-      "Memory the ring lives in: GPU (cuda) or shared host memory (host)",
+      "Memory the ring lives in: GPU (cuda), shared host memory (host), or "
+      "cuda where a GPU is usable, else host (auto)",
       GST_TYPE_CU_IPC_BACKEND, DEFAULT_BACKEND, PARAM_READY);
 
   /**

@@ -34,6 +34,8 @@ struct _CudaIpcPublisher
 {
   /* set in new(), constant until free() */
   CudaIpcDevice *dev;           /* a reference */
+  /* backend=auto: why the device's backend was chosen; else NULL */
+  gchar *backend_why;
   CudaIpcServer *server;
   CudaIpcPublisherCallbacks callbacks;
   gpointer user_data;

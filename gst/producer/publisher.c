@@ -165,6 +165,38 @@ new_server (CudaIpcPublisher * pub, const CudaIpcPublisherConfig * config,
   return cudaipc_server_new (pub->dev, &sc, &server_callbacks, pub, error);
 }
 
+/* The device the backend setting names; backend=auto decides here, as
+ * the producer starts (backend-auto.c says why not earlier), and says
+ * what it chose once, at INFO, and in the stats. */
+static gboolean
+open_device (CudaIpcPublisher * pub, const CudaIpcPublisherConfig * config,
+    GError ** error)
+{
+  g_autofree gchar *missing = NULL;
+
+  if (config->backend != CUDAIPC_BACKEND_AUTO) {
+    pub->dev = cudaipc_device_new (config->backend, config->device_id,
+        error);
+    if (pub->dev)
+      PUB_INFO (pub, "opened %s backend on %s",
+          cudaipc_backend_name (config->backend),
+          cudaipc_device_get_name (pub->dev));
+    return pub->dev != NULL;
+  }
+  pub->dev = cudaipc_device_new_auto (config->device_id, &missing, error);
+  if (pub->dev == NULL)
+    return FALSE;
+  if (missing)
+    pub->backend_why = g_strdup_printf ("no usable GPU: %s", missing);
+  else
+    pub->backend_why = g_strdup_printf ("CUDA device %d (%s) is usable",
+        config->device_id, cudaipc_device_get_name (pub->dev));
+  PUB_INFO (pub, "backend=auto chose the %s backend: %s",
+      cudaipc_backend_name (cudaipc_device_get_backend (pub->dev)),
+      pub->backend_why);
+  return TRUE;
+}
+
 #define FAIL(part) G_STMT_START { \
     if (failed) \
       *failed = CUDAIPC_PUBLISHER_FAILED_ ## part; \
@@ -219,13 +251,10 @@ cudaipc_publisher_new (const CudaIpcPublisherConfig * config,
         "No socket name to listen on");
     FAIL (SOCKET_NAME);
   }
-  pub->dev = cudaipc_device_new (config->backend, config->device_id, error);
-  if (pub->dev == NULL)
+  if (!open_device (pub, config, error))
     FAIL (DEVICE);
-  PUB_INFO (pub, "opened %s backend on %s",
-      cudaipc_backend_name (config->backend),
-      cudaipc_device_get_name (pub->dev));
-  if (config->backend == CUDAIPC_BACKEND_HOST && config->element &&
+  if (cudaipc_device_get_backend (pub->dev) == CUDAIPC_BACKEND_HOST &&
+      config->element &&
       config->device_id != CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID)
     GST_ELEMENT_WARNING (config->element, RESOURCE, SETTINGS,
         ("device-id=%d is ignored with backend=host: the ring is in "
@@ -314,6 +343,7 @@ cudaipc_publisher_free (CudaIpcPublisher * pub)
   cudaipc_publisher_stop (pub);
   cudaipc_server_free (pub->server);
   g_clear_pointer (&pub->dev, cudaipc_device_unref);
+  g_free (pub->backend_why);
   g_clear_pointer (&pub->meta_filter, cudaipc_meta_filter_free);
   g_byte_array_unref (pub->meta_blob);
   g_mutex_clear (&pub->lock);
@@ -510,13 +540,18 @@ cudaipc_publisher_get_stats (CudaIpcPublisher * pub,
   stats->metas = pub->metas;
   stats->live = g_atomic_int_get (&pub->live) != 0;
   g_mutex_unlock (&pub->lock);
+  stats->backend = cudaipc_backend_name (cudaipc_device_get_backend
+      (pub->dev));
+  stats->backend_why = g_strdup (pub->backend_why);
 }
 
 void
 cudaipc_publisher_stats_clear (CudaIpcPublisherStats * stats)
 {
-  if (stats)
-    cudaipc_server_stats_clear (&stats->server);
+  if (stats == NULL)
+    return;
+  cudaipc_server_stats_clear (&stats->server);
+  g_clear_pointer (&stats->backend_why, g_free);
 }
 
 GstStructure *
@@ -566,6 +601,12 @@ cudaipc_publisher_stats_to_structure (const CudaIpcPublisherStats * stats,
       "metas-skipped", G_TYPE_UINT64, (guint64) stats->metas.skipped,
       "metas-dropped", G_TYPE_UINT64, (guint64) stats->metas.dropped,
       "live", G_TYPE_BOOLEAN, stats->live, NULL);
+  /* a sink that never started has no ring, nor a backend */
+  if (stats->backend)
+    gst_structure_set (st, "backend", G_TYPE_STRING, stats->backend, NULL);
+  if (stats->backend_why)
+    gst_structure_set (st, "backend-reason", G_TYPE_STRING, stats->backend_why,
+        NULL);
   if (clients == NULL)
     gst_structure_take_value (st, "client-stats", &array);
   return st;

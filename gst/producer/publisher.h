@@ -57,7 +57,7 @@ G_BEGIN_DECLS
 /* The defaults the element's properties and cudaipc_producer_options
  * share. */
 #define CUDAIPC_PUBLISHER_DEFAULT_SOCKET_MODE 0660
-#define CUDAIPC_PUBLISHER_DEFAULT_BACKEND CUDAIPC_BACKEND_CUDA
+#define CUDAIPC_PUBLISHER_DEFAULT_BACKEND CUDAIPC_BACKEND_AUTO
 #define CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID 0
 #define CUDAIPC_PUBLISHER_DEFAULT_RING_SIZE 4
 #define CUDAIPC_PUBLISHER_MIN_RING_SIZE 2
@@ -281,6 +281,10 @@ typedef struct
   guint64 frames_in_place;      /* published as upstream wrote them */
   CudaIpcMetaCounts metas;      /* of the frames that went out */
   gboolean live;                /* set_live() */
+  /* the ring's backend, "cuda" or "host" (static; NULL: no publisher),
+   * and with backend=auto why it was chosen (owned) */
+  const gchar *backend;
+  gchar *backend_why;
 } CudaIpcPublisherStats;
 
 /* Fills in @stats (@pub NULL: every counter 0). */
