@@ -26,14 +26,15 @@
  * A source started before its producer waits up to
  * #GstCuIpcSrc:connect-timeout for it. A producer that goes away without
  * EOS is reported with a warning and waited for again when
- * #GstCuIpcSrc:reconnect is set.
+ * #GstCuIpcSrc:reconnect is set, for up to #GstCuIpcSrc:reconnect-timeout
+ * (30 s; 0: for ever), then the source fails with an error.
  *
  * ## Example launch lines
  * |[
- * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! cuipcsink socket-path=/tmp/cam1.sock backend=host
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12 ! cuipcsink socket-path=/tmp/cam1.sock
  * gst-launch-1.0 cuipcsrc socket-path=/tmp/cam1.sock ! videoconvert ! autovideosink
- * ]| Two processes: the first publishes test frames in shared host memory,
- * the second shows them.
+ * ]| Two processes: the first publishes test frames (on the GPU where one
+ * is usable, else in shared host memory), the second shows them.
  * |[
  * gst-launch-1.0 cuipcsrc socket-path=@cam1 device-id=0 ! cudadownload ! videoconvert ! jpegenc ! multifilesink location=frame-%05d.jpg
  * ]| Frames from a producer on the abstract socket `@cam1`, on GPU 0.
@@ -697,8 +698,10 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
    *
    * With #GstCuIpcSrc:reconnect, how long to keep trying to reach a
    * producer after losing one, in milliseconds, before failing with an
-   * error; also the wait for the new producer's HELLO. 0 (the default)
-   * keeps trying until the element stops.
+   * error that says the producer stayed away (then EOS downstream, as
+   * after any error); also the wait for the new producer's HELLO. The
+   * default, 30 s, outlasts a producer that restarts; 0 keeps trying
+   * until the element stops.
    */
   properties[PROP_RECONNECT_TIMEOUT] = g_param_spec_uint ("reconnect-timeout",
       "Reconnect timeout",

@@ -16,22 +16,20 @@ const CudaIpcSettingNames cudaipc_setting_names_element = {
   .reconnect_forever = "0",
 };
 
-/* reconnect_timeout_ms 0 is connect_timeout_ms's, not for ever */
 const CudaIpcSettingNames cudaipc_setting_names_c = {
   .socket_path = "the socket path",
   .connect_timeout = "connect_timeout_ms",
   .reconnect_timeout = "reconnect_timeout_ms",
   .connect_forever = "0",
-  .reconnect_forever = NULL,
+  .reconnect_forever = "0",
 };
 
-/* reconnect_timeout=None is connect_timeout's */
 const CudaIpcSettingNames cudaipc_setting_names_python = {
   .socket_path = "socket_path",
   .connect_timeout = "connect_timeout",
   .reconnect_timeout = "reconnect_timeout",
   .connect_forever = "None",
-  .reconnect_forever = NULL,
+  .reconnect_forever = "None",
 };
 
 const CudaIpcSettingNames *
@@ -59,6 +57,20 @@ cudaipc_hint_no_producer (const CudaIpcSettingNames * names, gboolean again)
         names->socket_path, setting);
   return g_strdup_printf ("start the producer, check %s, or raise %s (%s "
       "waits for as long as it takes)", names->socket_path, setting, forever);
+}
+
+gchar *
+cudaipc_hint_stayed_away (const CudaIpcSettingNames * names,
+    const gchar * path, guint timeout_ms)
+{
+  g_autofree gchar *wait = names->reconnect_forever ?
+      g_strdup_printf (" (%s waits for ever)", names->reconnect_forever) :
+      g_strdup ("");
+
+  return g_strdup_printf ("The producer on %s stayed away for %u %s after it "
+      "was lost: start it again, or raise %s to wait longer%s", path,
+      timeout_ms % 1000 ? timeout_ms : timeout_ms / 1000,
+      timeout_ms % 1000 ? "ms" : "s", names->reconnect_timeout, wait);
 }
 
 /* Negotiation */

@@ -41,6 +41,12 @@ const CudaIpcSettingNames *cudaipc_setting_names_lookup (const gchar * name);
 gchar *cudaipc_hint_no_producer (const CudaIpcSettingNames * names,
     gboolean again);
 
+/* "The producer on PATH stayed away for 30 s after it was lost: start it
+ * again, or raise reconnect-timeout to wait longer (0 waits for ever)":
+ * the error of a consumer whose reconnection's time-out ran out. */
+gchar *cudaipc_hint_stayed_away (const CudaIpcSettingNames * names,
+    const gchar * path, guint timeout_ms);
+
 /* The error of a consumer whose downstream refuses the producer's @caps
  * (fixed, the ones the consumer would push; in CUDA memory or system
  * memory) where downstream takes @accepted (its caps query, may be NULL

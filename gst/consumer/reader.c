@@ -420,11 +420,11 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   CudaIpcClientStatus st;
   gboolean again = r->connections > 0;
   const gchar *setting = again ? "reconnect-timeout" : "connect-timeout";
-  guint timeout;
+  guint timeout, full_timeout;
   gint device_id;
 
   g_mutex_lock (&r->lock);
-  timeout = again ? r->reconnect_timeout : r->connect_timeout;
+  timeout = full_timeout = again ? r->reconnect_timeout : r->connect_timeout;
   device_id = r->device_id;
   name = g_strdup (r->name);
   cudaipc_client_set_peer_access (r->client, r->peer_access);
@@ -446,7 +446,20 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   if (st != CUDAIPC_CLIENT_OK) {
     item->debug = g_strdup_printf ("device-id %d, %s %u ms", device_id,
         setting, timeout);
-    if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
+    /* reconnect-timeout ran out (not the caller's deadline): the
+     * producer is gone for good, as far as this consumer waits */
+    if (again && timeout == full_timeout &&
+        g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
+      g_autofree gchar *text = NULL;
+
+      g_mutex_lock (&r->lock);
+      text = cudaipc_hint_stayed_away (r->names, r->path, timeout);
+      g_mutex_unlock (&r->lock);
+      g_set_error_literal (error, err->domain, err->code, text);
+      g_free (item->debug);
+      item->debug = g_strdup_printf ("reconnect-timeout %u ms: %s", timeout,
+          err->message);
+    } else if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
       g_autofree gchar *hint = NULL;
 
       g_mutex_lock (&r->lock);

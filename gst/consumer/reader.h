@@ -57,7 +57,12 @@ G_BEGIN_DECLS
 #define CUDAIPC_READER_DEFAULT_DEVICE_ID 0
 #define CUDAIPC_READER_DEFAULT_CONNECT_TIMEOUT 10000
 #define CUDAIPC_READER_DEFAULT_RECONNECT TRUE
-#define CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT 0
+/* a producer that restarts (a crash, an update, a camera pipeline that
+ * starts again) is back within seconds to tens of seconds; one away
+ * longer is gone, and a consumer that waited for ever would hang a
+ * program that has no time-out of its own (OpenCV's read()): 0 waits for
+ * ever (docs/design.md, Reconnecting) */
+#define CUDAIPC_READER_DEFAULT_RECONNECT_TIMEOUT 30000
 #define CUDAIPC_READER_DEFAULT_MAX_HELD CUDAIPC_MAX_HELD_AUTO
 #define CUDAIPC_READER_DEFAULT_PEER_ACCESS TRUE
 #define CUDAIPC_READER_DEFAULT_LEAKY CUDAIPC_LEAKY_AUTO
