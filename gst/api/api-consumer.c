@@ -126,9 +126,8 @@ cudaipc_consumer_new (const char *socket_path,
   cudaipc_reader_set_device_id (c->reader, opts.device_id);
   cudaipc_reader_set_connect_timeout (c->reader, opts.connect_timeout_ms);
   cudaipc_reader_set_reconnect (c->reader, opts.reconnect != 0);
-  /* a reconnection waits as the first connection does, unless told */
-  cudaipc_reader_set_reconnect_timeout (c->reader, opts.reconnect_timeout_ms ?
-      opts.reconnect_timeout_ms : opts.connect_timeout_ms);
+  /* as cuipcsrc's reconnect-timeout: 0 waits for ever */
+  cudaipc_reader_set_reconnect_timeout (c->reader, opts.reconnect_timeout_ms);
   cudaipc_reader_set_peer_access (c->reader, opts.peer_access != 0);
   /* frames beyond max_held, read while the program is busy, go back to
    * the producer at once: the producer is never held back (unless all

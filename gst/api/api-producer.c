@@ -54,8 +54,11 @@ cudaipc_producer_options_init (cudaipc_producer_options * o)
     return;
   memset (o, 0, sizeof (*o));
   o->struct_size = sizeof (*o);
-  o->backend = CUDAIPC_PUBLISHER_DEFAULT_BACKEND == CUDAIPC_BACKEND_HOST ?
-      CUDAIPC_BACKEND_TYPE_HOST : CUDAIPC_BACKEND_TYPE_CUDA;
+  /* the element's default: the API's values are the library's */
+  G_STATIC_ASSERT ((int) CUDAIPC_BACKEND_TYPE_HOST == CUDAIPC_BACKEND_HOST &&
+      (int) CUDAIPC_BACKEND_TYPE_CUDA == CUDAIPC_BACKEND_CUDA &&
+      (int) CUDAIPC_BACKEND_TYPE_AUTO == CUDAIPC_BACKEND_AUTO);
+  o->backend = (uint32_t) CUDAIPC_PUBLISHER_DEFAULT_BACKEND;
   o->device_id = CUDAIPC_PUBLISHER_DEFAULT_DEVICE_ID;
   o->ring_size = CUDAIPC_PUBLISHER_DEFAULT_RING_SIZE;
   o->wait_when_full = CUDAIPC_PUBLISHER_DEFAULT_WAIT_WHEN_FULL;
@@ -136,7 +139,8 @@ cudaipc_producer_new (const char *socket_path, const char *caps_str,
    * need no fence for it */
   cudaipc_publisher_config_init (&config);
   config.backend = p->opts.backend == CUDAIPC_BACKEND_TYPE_HOST ?
-      CUDAIPC_BACKEND_HOST : CUDAIPC_BACKEND_CUDA;
+      CUDAIPC_BACKEND_HOST : p->opts.backend == CUDAIPC_BACKEND_TYPE_AUTO ?
+      CUDAIPC_BACKEND_AUTO : CUDAIPC_BACKEND_CUDA;
   config.device_id = p->opts.device_id;
   config.socket_name = socket_path;
   config.socket_mode = p->opts.socket_mode;
@@ -296,6 +300,20 @@ cudaipc_producer_n_consumers (cudaipc_producer * p)
   n = cudaipc_publisher_get_n_clients (p->publisher);
   cudaipc_api_guard_leave (&p->guard);
   return n;
+}
+
+cudaipc_backend_type
+cudaipc_producer_backend (cudaipc_producer * p)
+{
+  CudaIpcBackend backend;
+
+  if (p == NULL || !cudaipc_api_guard_enter (&p->guard))
+    return CUDAIPC_BACKEND_TYPE_AUTO;
+  backend = cudaipc_device_get_backend (cudaipc_publisher_get_device
+      (p->publisher));
+  cudaipc_api_guard_leave (&p->guard);
+  return backend == CUDAIPC_BACKEND_CUDA ? CUDAIPC_BACKEND_TYPE_CUDA :
+      CUDAIPC_BACKEND_TYPE_HOST;
 }
 
 void

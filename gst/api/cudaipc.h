@@ -23,8 +23,10 @@
  *
  * next() connects on its first call (for connect_timeout_ms, as
  * cuipcsrc's connect-timeout), and again after a producer that went away
- * when reconnect is set (reconnect_timeout_ms, 0: connect_timeout_ms),
- * whatever its own time-out, which counts from the connection: a consumer
+ * when reconnect is set (for reconnect_timeout_ms, as cuipcsrc's
+ * reconnect-timeout: 30 s, 0 for ever; past it next() says
+ * CUDAIPC_STATUS_NO_PRODUCER), whatever its own time-out, which counts
+ * from the connection: a consumer
  * may start before its producer. A frame is complete when next() returns
  * it: the consumer waited for the producer's copy (the fence page)
  * before. It is the producer's slot itself, mapped read-only; it stays as
@@ -115,6 +117,9 @@ typedef enum
 {
   CUDAIPC_BACKEND_TYPE_HOST = 0,        /* shared host memory (memfd) */
   CUDAIPC_BACKEND_TYPE_CUDA = 1,        /* CUDA virtual memory */
+  /* a producer's option only (the default): cuda where a CUDA device is
+   * usable when the producer is made, else host (version 4) */
+  CUDAIPC_BACKEND_TYPE_AUTO = 2,
 } cudaipc_backend_type;
 
 /* Consumer */
@@ -130,7 +135,10 @@ typedef struct
   int32_t device_id;            /* the CUDA device to read on (0) */
   uint32_t connect_timeout_ms;  /* waiting for a producer (10000; 0: ever) */
   int32_t reconnect;            /* after a producer went away (1) */
-  uint32_t reconnect_timeout_ms;        /* (0: connect_timeout_ms) */
+  uint32_t reconnect_timeout_ms;        /* waiting for it to come back
+                                         * (30000; 0: ever; version 4,
+                                         * before: 0 was
+                                         * connect_timeout_ms) */
   int32_t max_held;             /* frames held at once (-1, the default:
                                  * the producer's ring less one, as
                                  * cuipcsrc's max-held; else 1..64) */
@@ -324,7 +332,8 @@ typedef struct
 {
   uint32_t struct_size;         /* sizeof (cudaipc_producer_options) */
   const char *name;             /* for the consumers' messages */
-  uint32_t backend;             /* cudaipc_backend_type (cuda) */
+  uint32_t backend;             /* cudaipc_backend_type (auto; see
+                                 * cudaipc_producer_backend()) */
   int32_t device_id;            /* (0) */
   uint32_t ring_size;           /* slots (4; 2..64) */
   int32_t wait_when_full;       /* wait for a free slot (1) or drop (0) */
@@ -374,6 +383,10 @@ CUDAIPC_API cudaipc_status cudaipc_producer_publish_annotated
     const cudaipc_object * objects, uint32_t n_objects);
 /* Consumers past their handshake. */
 CUDAIPC_API uint32_t cudaipc_producer_n_consumers (cudaipc_producer *
+    producer);
+/* The backend its ring is in, CUDAIPC_BACKEND_TYPE_CUDA or _HOST: what
+ * backend auto chose (version 4). publish()'s @on_device needs _CUDA. */
+CUDAIPC_API cudaipc_backend_type cudaipc_producer_backend (cudaipc_producer *
     producer);
 /* Frames published and dropped since it started. */
 CUDAIPC_API void cudaipc_producer_counts (cudaipc_producer * producer,

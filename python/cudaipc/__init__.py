@@ -718,8 +718,10 @@ class Consumer(_Handle):
 
     Connects on the first frame, waiting up to @connect_timeout seconds
     for a producer, and again after one went away while @reconnect (up to
-    @reconnect_timeout, None: @connect_timeout); None: as long as it
-    takes. A connection waits that long whatever the frame's time-out: the
+    @reconnect_timeout seconds, then NoProducer: a producer that restarts
+    is back sooner); None: as long as it takes. The defaults are
+    cuipcsrc's. A connection waits that long whatever the frame's
+    time-out: the
     consumer may start before its producer. @timeout bounds each wait for
     a frame in iteration, counted from the connection (None: as long as
     it takes).
@@ -740,7 +742,7 @@ class Consumer(_Handle):
     _what = "consumer"
 
     def __init__(self, socket_path, *, name=None, device_id=0,
-                 connect_timeout=10.0, reconnect=True, reconnect_timeout=None,
+                 connect_timeout=10.0, reconnect=True, reconnect_timeout=30.0,
                  max_held=-1, peer_access=True, keep_all=False,
                  leaky="auto", timeout=None):
         self._init_handle()
@@ -901,7 +903,9 @@ class Producer(_Handle):
 
     @fmt, @width, @height and @fps make the caps (raw video; memory laid out
     as GStreamer lays out @fmt); @backend is "cuda" (frames in GPU memory
-    on @device_id) or "host". @live says whether the stream goes on at its
+    on @device_id), "host", or "auto" (as cuipcsink's default: cuda where
+    that GPU is usable, else host; `backend` says which it is once made).
+    @live says whether the stream goes on at its
     own pace (a camera: consumers keep the newest frames, and with
     on_full="wait" a publish() waits up to @full_timeout seconds for a free
     slot, else the frame is dropped) or not (the default, a file or a
@@ -911,12 +915,15 @@ class Producer(_Handle):
 
     _what = "producer"
 
+    _BACKENDS = {"auto": _lib.BACKEND_AUTO, "cuda": _lib.BACKEND_CUDA,
+                 "host": _lib.BACKEND_HOST}
+
     def __init__(self, socket_path, fmt, width, height, fps=30, *,
-                 backend="cuda", device_id=0, ring_size=4, on_full="wait",
+                 backend="auto", device_id=0, ring_size=4, on_full="wait",
                  full_timeout=1.0, name=None, socket_mode=0o660, live=False):
         self._init_handle()
-        if backend not in ("cuda", "host"):
-            raise ValueError("backend must be cuda or host, not %r" %
+        if backend not in self._BACKENDS:
+            raise ValueError("backend must be auto, cuda or host, not %r" %
                              (backend,))
         if on_full not in ("wait", "drop"):
             raise ValueError("on_full must be wait or drop, not %r" %
@@ -925,8 +932,7 @@ class Producer(_Handle):
         lib.cudaipc_producer_options_init(ctypes.byref(o))
         self._name = _name(name)
         o.name = self._name
-        o.backend = _lib.BACKEND_CUDA if backend == "cuda" else \
-            _lib.BACKEND_HOST
+        o.backend = self._BACKENDS[backend]
         o.device_id = device_id
         o.ring_size = ring_size
         o.wait_when_full = 1 if on_full == "wait" else 0
@@ -941,6 +947,9 @@ class Producer(_Handle):
         if not p:
             raise Error(_text(lib.cudaipc_producer_last_error()))
         self._ptr = p
+        # what auto chose: "cuda" or "host"
+        self.backend = "cuda" if lib.cudaipc_producer_backend(p) == \
+            _lib.BACKEND_CUDA else "host"
 
     def publish(self, frame, pts=None, timeout=None, *, regions=(),
                 objects=()):

@@ -18,6 +18,7 @@ STATUS_FAILED = 9
 
 BACKEND_HOST = 0
 BACKEND_CUDA = 1
+BACKEND_AUTO = 2
 LEAKY_AUTO = 0
 LEAKY_NONE = 1
 LEAKY_DOWNSTREAM = 2
@@ -185,6 +186,7 @@ _sigs = {
                    _c.c_uint64, _c.c_uint32, _c.POINTER(Region), _c.c_uint32,
                    _c.POINTER(Object), _c.c_uint32]),
     "cudaipc_producer_n_consumers": (_c.c_uint32, [_c.c_void_p]),
+    "cudaipc_producer_backend": (_c.c_uint32, [_c.c_void_p]),
     "cudaipc_producer_counts": (None, [_c.c_void_p,
                                        _c.POINTER(_c.c_uint64),
                                        _c.POINTER(_c.c_uint64)]),

@@ -366,7 +366,7 @@ class ConsumerTests(Case):
         self.finish(p)
 
     def test_reconnects_to_a_late_producer(self):
-        # a reconnection waits as the first connection does
+        # a reconnection waits up to reconnect_timeout (30 s)
         first = self.producer(1000, "--fps", "30", "--die-after", "3")
         with cudaipc.Consumer(self.sock, connect_timeout=5, timeout=20) \
                 as cams:
