@@ -130,6 +130,47 @@ GST_START_TEST (test_producer_killed_no_reconnect)
 
 GST_END_TEST;
 
+/* A producer killed for good: a consumer that reconnects gives up after
+ * reconnect-timeout with an error that says so and how to wait longer,
+ * and ends (what an OpenCV read() on it needs); one set to wait for ever
+ * (0) does not. */
+GST_START_TEST (test_producer_killed_stays_away)
+{
+  Node *bounded, *patient, *p;
+  gint64 lost, took;
+
+  bounded = spawn_node ("consumer", "--src", "reconnect-timeout=1000", NULL);
+  patient = spawn_node ("consumer", "--src", "reconnect-timeout=0", NULL);
+  p = spawn_node ("producer", "--frames", "1000", "--clients", "2",
+      "--die-after", "20", "--sink", "backend=" BACKEND, NULL);
+  wait_node (p, 60);
+  fail_unless (WIFSIGNALED (p->status));
+  lost = g_get_monotonic_time ();
+  wait_node (bounded, 30);
+  took = (g_get_monotonic_time () - lost) / 1000;
+  fail_unless (WIFEXITED (bounded->status) &&
+      WEXITSTATUS (bounded->status) == 1, "status %d", bounded->status);
+  fail_unless (strstr (bounded->err->str, "stayed away for 1 s after it was "
+          "lost") && strstr (bounded->err->str, "raise reconnect-timeout") &&
+      strstr (bounded->err->str, "0 waits for ever"), "unclear error: %s",
+      bounded->err->str);
+  fail_unless (took < 10000, "gave up after %" G_GINT64_FORMAT " ms", took);
+  fail_unless (field (bounded, "frames") >= 15);
+
+  /* 0: still waiting, well past the other's time-out */
+  g_usleep (2 * G_USEC_PER_SEC);
+  fail_unless (waitpid (patient->pid, &patient->status, WNOHANG) == 0,
+      "reconnect-timeout=0 gave up");
+  kill (patient->pid, SIGKILL);
+  wait_node (patient, 10);
+  fail_if (strstr (patient->err->str, "stayed away") != NULL);
+  node_free (p);
+  node_free (bounded);
+  node_free (patient);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_stuck_consumer_dropped)
 {
   Node *good, *stuck, *p;
@@ -633,6 +674,7 @@ faults_suite (void)
   tcase_add_test (tc, test_consumer_killed_frees_its_slots);
   tcase_add_test (tc, test_producer_killed_and_restarted);
   tcase_add_test (tc, test_producer_killed_no_reconnect);
+  tcase_add_test (tc, test_producer_killed_stays_away);
   tcase_add_test (tc, test_stuck_consumer_dropped);
   tcase_add_test (tc, test_stopped_consumer_wait);
   tcase_add_test (tc, test_stopped_consumer_drop);
