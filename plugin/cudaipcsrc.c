@@ -4,11 +4,8 @@
  * @title: cuipcsrc
  * @see_also: cuipcsink
  *
- * Also registered as `cudaipcsrc` on GStreamer < 1.24 (from 1.24 on, that
- * name is nvcodec's), and reached by `cuipc://` URIs such as
- * `cuipc://@cam1` (docs/elements.md, Names and URI).
- *
- * Receives video frames from a cuipcsink in another process, without a
+ * Also `cudaipcsrc` on GStreamer < 1.24, and `cuipc://@cam1` as a URI
+ * (docs/elements.md, Names and URI). Receives video frames from a cuipcsink in another process, without a
  * copy. The source connects to the sink's socket, imports each slot of the
  * sink's ring once (GPU memory with the cuda backend, shared host memory
  * with the host backend) and pushes every frame as a read-only memory over
@@ -696,12 +693,9 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   /**
    * GstCuIpcSrc:reconnect-timeout:
    *
-   * With #GstCuIpcSrc:reconnect, how long to keep trying to reach a
-   * producer after losing one, in milliseconds, before failing with an
-   * error that says the producer stayed away (then EOS downstream, as
-   * after any error); also the wait for the new producer's HELLO. The
-   * default, 30 s, outlasts a producer that restarts; 0 keeps trying
-   * until the element stops.
+   * With #GstCuIpcSrc:reconnect, how long to try to reach a producer
+   * after losing one, in ms, and to wait for its HELLO, before an error
+   * (then EOS). 30 s outlasts a restart; 0 tries until the element stops.
    */
   properties[PROP_RECONNECT_TIMEOUT] = g_param_spec_uint ("reconnect-timeout",
       "Reconnect timeout",
