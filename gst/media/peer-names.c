@@ -313,6 +313,30 @@ range_ok (const gchar * p, const gchar * end, GType cast)
   return ok;
 }
 
+/* A quoted value with no cast, from @p to @end, its quotes included, as
+ * GStreamer takes it without a warning: it unwraps as a string, and the
+ * string does not read as an int (GStreamer 1.22 reads "1" and "" as
+ * ints, and warns that it does). */
+static gboolean
+quoted_uncast_ok (const gchar * p, const gchar * end)
+{
+  g_autofree gchar *text = g_strndup (p, end - p);
+  GValue s = G_VALUE_INIT, i = G_VALUE_INIT;
+  gboolean ok;
+
+  g_value_init (&s, G_TYPE_STRING);
+  ok = gst_value_deserialize (&s, text);
+  if (ok) {
+    const gchar *str = g_value_get_string (&s);
+
+    g_value_init (&i, G_TYPE_INT);
+    ok = str != NULL && str[0] != '\0' && !gst_value_deserialize (&i, str);
+    g_value_unset (&i);
+  }
+  g_value_unset (&s);
+  return ok;
+}
+
 static void
 check_reads_as (Scan * scan, GType type, const gchar * p, const gchar * e)
 {
@@ -385,10 +409,11 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       }
       else if (cast != 0 || list_type != 0)
         check_reads_as (scan, cast ? cast : list_type, p, q);
-      else if (in_list)
-        /* a quoted element of a list must read as a string at least (its
-         * escapes, UTF-8): GStreamer leaks the list where none reads */
-        check_reads_as (scan, G_TYPE_STRING, p, q);
+      else if (!quoted_uncast_ok (p, q))
+        /* a quoted value must read as a string (its escapes, UTF-8):
+         * GStreamer leaks the list around an element where none reads;
+         * and GStreamer 1.22 warns of one that reads as an int */
+        scan->bad = TRUE;
       return q;
     }
     case '[':{

@@ -255,6 +255,9 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     "pn-range, r=(int)[ 1, 0 ]",
     "pn-range, r=[ 2.5, 2.5 ]",
     "pn-range, r=(int)[ 0, 8, 2 ]",
+    /* quoted values GStreamer 1.22 reads as ints, with a warning */
+    "pn-quoted, d=\"1\"",
+    "pn-quoted, d={ \"\" }",
     /* a cast to a type whose values the scan does not check */
     "pn-cast, b=(buffer)NV12",
     "pn-cast, s=(GstSample)x",
