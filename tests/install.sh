@@ -43,4 +43,17 @@ for name in cuipcsink cuipcsrc; do
   "${preload[@]}" gst-inspect-1.0 "$name" | grep "Filename *$want" >/dev/null ||
     { echo "FAIL: gst-inspect-1.0 $name does not describe $want"; exit 1; }
 done
+# the Python package: _config.py beside it with the project's version
+pkg=$(cd "$stage" && find . -path '*/cudaipc/__init__.py' | sed 's|^\.||')
+if [ -n "$pkg" ] && command -v python3 >/dev/null; then
+  want_version=$(meson introspect --projectinfo "$build" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
+  got=$(PYTHONPATH="$stage$(dirname "$(dirname "$pkg")")" \
+    CUDAIPC_LIBRARY="$stage$dir/libcudaipc-1.0.so.0.1.0" "${preload[@]}" \
+    python3 -c 'import cudaipc; print(cudaipc.__version__)') ||
+    { echo "FAIL: the installed package does not import"; exit 1; }
+  [ "$got" = "$want_version" ] ||
+    { echo "FAIL: installed cudaipc.__version__ is $got, not $want_version"; exit 1; }
+  echo "ok: cudaipc $got in $(dirname "$pkg")"
+fi
 echo "ok: $want"

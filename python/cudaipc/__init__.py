@@ -40,17 +40,26 @@ or producer raises ``ValueError``. A frame may be read by several threads
 and closed by any.
 """
 
-import ctypes
-import os
-import struct
-import threading
-import warnings
+# Every module-level name that is not public API starts with "_", so that
+# dir(cudaipc) and help(cudaipc) show the API alone (__all__).
+import ctypes as _ctypes
+import os as _os
+import struct as _struct
+import threading as _threading
+import warnings as _warnings
 
 from . import _dlpack
 from ._dlpack import (to_dlpack as _to_dlpack, new_capsule as _new_capsule,
                       NAME as _CAPSULE_NAME, DESTRUCTOR as _CAPSULE_DESTRUCTOR)
-from ._lib import lib
+from ._lib import lib as _clib
 from . import _lib
+
+try:
+    # written by meson (python/cudaipc/_config.py.in): the project's version
+    from ._config import VERSION as __version__
+except ImportError:
+    # python/ of a source tree, not a build: no version to tell
+    __version__ = "0+unknown"
 
 __all__ = ["Consumer", "Producer", "Frame", "Plane", "Region", "Object",
            "Error",
@@ -132,7 +141,7 @@ def _name(name):
 
 def _path(path):
     """A socket path for the library (str, bytes or a path object)."""
-    path = os.fsencode(path)
+    path = _os.fsencode(path)
     if not path:
         raise ValueError("a socket path is needed")
     return path
@@ -183,16 +192,16 @@ class _Handle(_Closing):
     _what = "object"
 
     def _init_handle(self):
-        self._state = threading.Condition(threading.RLock())
+        self._state = _threading.Condition(_threading.RLock())
         self._users = {}
-        self._turn = threading.Lock()
+        self._turn = _threading.Lock()
 
     def _enter(self):
         """The library's object, for a call that _leave() ends."""
         state = self._state
         if state is None:
             raise ValueError("the %s is closed" % self._what)
-        me = threading.get_ident()
+        me = _threading.get_ident()
         with state:
             if self._ptr is None or self._closing:
                 raise ValueError("the %s is closed" % self._what)
@@ -206,7 +215,7 @@ class _Handle(_Closing):
             return ptr
 
     def _leave(self):
-        me = threading.get_ident()
+        me = _threading.get_ident()
         with self._state:
             n = self._users[me] - 1
             if n:
@@ -255,7 +264,7 @@ class _Handle(_Closing):
                 self._interrupt(self._ptr)
             if not self._users:
                 self._free_now()
-            elif threading.get_ident() not in self._users:
+            elif _threading.get_ident() not in self._users:
                 state.wait_for(lambda: self._ptr is None)
             # else this thread is in a call on the object (close() from a
             # signal handler): that call frees it as it returns
@@ -451,34 +460,34 @@ def _fixed(text, what):
 def _info_reader():
     """A struct.Struct that reads a FrameInfo in one call, and the index
     of each field in what it returns (arrays: their first element)."""
-    word = "Q" if ctypes.sizeof(ctypes.c_void_p) == 8 else "I"
-    codes = {ctypes.c_uint32: "I", ctypes.c_int32: "i",
-             ctypes.c_uint64: "Q", ctypes.c_size_t: word,
-             ctypes.c_char_p: word}
+    word = "Q" if _ctypes.sizeof(_ctypes.c_void_p) == 8 else "I"
+    codes = {_ctypes.c_uint32: "I", _ctypes.c_int32: "i",
+             _ctypes.c_uint64: "Q", _ctypes.c_size_t: word,
+             _ctypes.c_char_p: word}
     fmt, pos, at, where = "=", 0, 0, {}
     for name, ctype in _lib.FrameInfo._fields_:
         field = getattr(_lib.FrameInfo, name)
         if field.offset > pos:
             fmt += "%dx" % (field.offset - pos)
         where[name] = at
-        if issubclass(ctype, ctypes.Array) and ctype._type_ is ctypes.c_char:
+        if issubclass(ctype, _ctypes.Array) and ctype._type_ is _ctypes.c_char:
             fmt += "%ds" % ctype._length_
             at += 1
-        elif issubclass(ctype, ctypes.Array):
+        elif issubclass(ctype, _ctypes.Array):
             fmt += "%d%s" % (ctype._length_, codes[ctype._type_])
             at += ctype._length_
         else:
             fmt += codes[ctype]
             at += 1
         pos = field.offset + field.size
-    fmt += "%dx" % (ctypes.sizeof(_lib.FrameInfo) - pos)
-    reader = struct.Struct(fmt)
-    assert reader.size == ctypes.sizeof(_lib.FrameInfo)
+    fmt += "%dx" % (_ctypes.sizeof(_lib.FrameInfo) - pos)
+    reader = _struct.Struct(fmt)
+    assert reader.size == _ctypes.sizeof(_lib.FrameInfo)
     return reader, where
 
 
 _INFO, _AT = _info_reader()
-_INFO_SIZE = ctypes.sizeof(_lib.FrameInfo)
+_INFO_SIZE = _ctypes.sizeof(_lib.FrameInfo)
 # (format, width, height, plane offsets, plane strides) -> Frame._layout()
 _LAYOUTS = {}
 _last_caps = (b"", "")
@@ -490,7 +499,7 @@ def _caps_text(ptr):
     global _last_caps
     if not ptr:
         return ""
-    raw = ctypes.string_at(ptr)
+    raw = _ctypes.string_at(ptr)
     last = _last_caps
     if raw == last[0]:
         return last[1]
@@ -515,16 +524,16 @@ class Frame(_Exporter):
     def __init__(self, ptr):
         # reentrant: a signal handler may close the frame in the middle
         # of a read of it in the same thread
-        self._lock = threading.RLock()
+        self._lock = _threading.RLock()
         self._ptr = ptr
         self._host = None
         self._cai = None
         self._closed = False
         info = _lib.FrameInfo()
         info.struct_size = _INFO_SIZE
-        st = lib.cudaipc_frame_get_info(ptr, info)
+        st = _clib.cudaipc_frame_get_info(ptr, info)
         if st != _lib.STATUS_OK:
-            lib.cudaipc_frame_release(ptr)
+            _clib.cudaipc_frame_release(ptr)
             self._ptr = None
             raise Error("cannot read the frame's description", st)
         # every field in one read of the structure
@@ -587,7 +596,7 @@ class Frame(_Exporter):
         until closed. Under the frame's lock, open."""
         buf = self._host
         if buf is None:
-            raw = (ctypes.c_char * self.size).from_address(self.data_ptr)
+            raw = (_ctypes.c_char * self.size).from_address(self.data_ptr)
             raw.frame = _keeper(self._ptr)
             buf = self._host = memoryview(raw).toreadonly()
         return buf
@@ -625,7 +634,8 @@ class Frame(_Exporter):
         out = []
         p = _lib.Plane()
         for i in range(len(self.plane_offsets)):
-            if lib.cudaipc_frame_get_plane(self._ptr, i, p) != _lib.STATUS_OK:
+            if (_clib.cudaipc_frame_get_plane(self._ptr, i, p)
+                    != _lib.STATUS_OK):
                 out.append(None)
                 continue
             n, size = p.ndim, p.element_bits // 8
@@ -649,8 +659,8 @@ class Frame(_Exporter):
                 self._check_open()
                 for i in range(self._n_regions):
                     r = _lib.Region()
-                    if lib.cudaipc_frame_get_region(self._ptr, i,
-                                                    ctypes.byref(r)) == 0:
+                    if _clib.cudaipc_frame_get_region(self._ptr, i,
+                                                      _ctypes.byref(r)) == 0:
                         out.append(Region._from_c(r))
             self._regions = out
         return self._regions
@@ -665,8 +675,8 @@ class Frame(_Exporter):
                 self._check_open()
                 for i in range(self._n_objects):
                     o = _lib.Object()
-                    if lib.cudaipc_frame_get_object(self._ptr, i,
-                                                    ctypes.byref(o)) == 0:
+                    if _clib.cudaipc_frame_get_object(self._ptr, i,
+                                                      _ctypes.byref(o)) == 0:
                         out.append(Object._from_c(o))
             self._objects = out
         return self._objects
@@ -678,7 +688,7 @@ class Frame(_Exporter):
             if self._backend != _lib.BACKEND_HOST:
                 raise ValueError("tobytes() of a frame in GPU memory: copy "
                                  "it with torch or cupy")
-            return ctypes.string_at(self.data_ptr, self.size)
+            return _ctypes.string_at(self.data_ptr, self.size)
 
     def close(self):
         """Lets the slot go, at once where no array made from the frame is
@@ -695,7 +705,7 @@ class Frame(_Exporter):
             self._host = None
             ptr, self._ptr = self._ptr, None
         if ptr is not None:
-            lib.cudaipc_frame_release(ptr)
+            _clib.cudaipc_frame_release(ptr)
 
     def __enter__(self):
         return self
@@ -750,7 +760,7 @@ class Consumer(_Handle):
             raise ValueError("leaky must be one of %s, not %r" %
                              (", ".join(self._LEAKY), leaky))
         o = _lib.ConsumerOptions()
-        lib.cudaipc_consumer_options_init(ctypes.byref(o))
+        _clib.cudaipc_consumer_options_init(_ctypes.byref(o))
         self._name = _name(name)
         o.name = self._name
         o.device_id = device_id
@@ -765,8 +775,8 @@ class Consumer(_Handle):
         self._warned_drops = False
         self.timeout = timeout
         self.max_held = max_held
-        self._ptr = lib.cudaipc_consumer_new(_path(socket_path),
-                                             ctypes.byref(o))
+        self._ptr = _clib.cudaipc_consumer_new(_path(socket_path),
+                                               _ctypes.byref(o))
         if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
         # the library's hints name these keywords, not the C fields
@@ -782,24 +792,24 @@ class Consumer(_Handle):
         c = self._enter()
         try:
             with self._turn:
-                ptr = ctypes.c_void_p()
-                st = lib.cudaipc_consumer_next(c, _ms(timeout),
-                                               ctypes.byref(ptr))
+                ptr = _ctypes.c_void_p()
+                st = _clib.cudaipc_consumer_next(c, _ms(timeout),
+                                                 _ctypes.byref(ptr))
                 if st != _lib.STATUS_OK:
-                    text = _text(lib.cudaipc_consumer_error(c))
-                said = _text(lib.cudaipc_consumer_warning(c))
+                    text = _text(_clib.cudaipc_consumer_error(c))
+                said = _text(_clib.cudaipc_consumer_warning(c))
         finally:
             self._leave()
         # what the producer sent that this consumer refused (metadata,
         # events): dropped, the frames go on; each once a connection
         for line in said.splitlines():
-            warnings.warn(line, RuntimeWarning, stacklevel=2)
+            _warnings.warn(line, RuntimeWarning, stacklevel=2)
         if st != _lib.STATUS_OK:
             _raise(st, text)
         frame = Frame(ptr.value)
         if frame.dropped_before and not self._warned_drops:
             self._warned_drops = True
-            warnings.warn(
+            _warnings.warn(
                 "dropped %d frame(s) of the live stream on %s: this program "
                 "is slower than the producer, and of a live stream the "
                 "newest frames are kept (Consumer.dropped counts them; "
@@ -819,21 +829,21 @@ class Consumer(_Handle):
     @property
     def dropped(self):
         """Frames dropped since it started (see @leaky); 0 once closed."""
-        return self._quick(lib.cudaipc_consumer_dropped, 0)
+        return self._quick(_clib.cudaipc_consumer_dropped, 0)
 
     @property
     def held(self):
         """Frames held now (those closed whose arrays live included); 0
         once closed."""
-        return self._quick(lib.cudaipc_consumer_held, 0)
+        return self._quick(_clib.cudaipc_consumer_held, 0)
 
     def cancel(self):
         """Makes a waiting next_frame() raise Cancelled, and every later
         one (any thread)."""
-        self._quick(lib.cudaipc_consumer_cancel, None)
+        self._quick(_clib.cudaipc_consumer_cancel, None)
 
-    _interrupt = staticmethod(lambda ptr: lib.cudaipc_consumer_cancel(ptr))
-    _free = staticmethod(lambda ptr: lib.cudaipc_consumer_free(ptr))
+    _interrupt = staticmethod(lambda ptr: _clib.cudaipc_consumer_cancel(ptr))
+    _free = staticmethod(lambda ptr: _clib.cudaipc_consumer_free(ptr))
 
 
 
@@ -869,11 +879,11 @@ def _memory_of(obj):
     view = memoryview(obj)
     if view.readonly or not view.c_contiguous:
         # bytes the library may read, in C order
-        buf = ctypes.c_char_p(view.tobytes())
-        return ctypes.cast(buf, ctypes.c_void_p).value, view.nbytes, False, \
+        buf = _ctypes.c_char_p(view.tobytes())
+        return _ctypes.cast(buf, _ctypes.c_void_p).value, view.nbytes, False, \
             buf
-    arr = (ctypes.c_char * view.nbytes).from_buffer(view)
-    return ctypes.addressof(arr), view.nbytes, False, arr
+    arr = (_ctypes.c_char * view.nbytes).from_buffer(view)
+    return _ctypes.addressof(arr), view.nbytes, False, arr
 
 
 def _c_contiguous(ai):
@@ -929,7 +939,7 @@ class Producer(_Handle):
             raise ValueError("on_full must be wait or drop, not %r" %
                              (on_full,))
         o = _lib.ProducerOptions()
-        lib.cudaipc_producer_options_init(ctypes.byref(o))
+        _clib.cudaipc_producer_options_init(_ctypes.byref(o))
         self._name = _name(name)
         o.name = self._name
         o.backend = self._BACKENDS[backend]
@@ -942,10 +952,10 @@ class Producer(_Handle):
         self.caps = ("video/x-raw, format=(string)%s, width=(int)%d, "
                      "height=(int)%d, framerate=(fraction)%d/1" %
                      (fmt, width, height, fps))
-        p = lib.cudaipc_producer_new(_path(socket_path),
-                                     self.caps.encode(), ctypes.byref(o))
+        p = _clib.cudaipc_producer_new(_path(socket_path),
+                                       self.caps.encode(), _ctypes.byref(o))
         if not p:
-            raise Error(_text(lib.cudaipc_producer_last_error()))
+            raise Error(_text(_clib.cudaipc_producer_last_error()))
         self._ptr = p
         # what auto chose: "cuda" or "host"
         self.backend = "cuda" if lib.cudaipc_producer_backend(p) == \
@@ -974,15 +984,15 @@ class Producer(_Handle):
         try:
             with self._turn:
                 if rs is not None:
-                    st = lib.cudaipc_producer_publish_annotated(
+                    st = _clib.cudaipc_producer_publish_annotated(
                         p, ptr, size, 1 if on_device else 0, pts,
                         _ms(timeout), rs, len(regions), os_, len(objects))
                 else:
-                    st = lib.cudaipc_producer_publish(
+                    st = _clib.cudaipc_producer_publish(
                         p, ptr, size, 1 if on_device else 0, pts,
                         _ms(timeout))
                 if st not in (_lib.STATUS_OK, _lib.STATUS_TIMEOUT):
-                    text = _text(lib.cudaipc_producer_error(p))
+                    text = _text(_clib.cudaipc_producer_error(p))
         finally:
             self._leave()
         del keep
@@ -997,18 +1007,18 @@ class Producer(_Handle):
         """Consumers past their handshake."""
         p = self._enter()
         try:
-            return lib.cudaipc_producer_n_consumers(p)
+            return _clib.cudaipc_producer_n_consumers(p)
         finally:
             self._leave()
 
     @property
     def counts(self):
         """(published, dropped) since it started."""
-        pub, drop = ctypes.c_uint64(), ctypes.c_uint64()
+        pub, drop = _ctypes.c_uint64(), _ctypes.c_uint64()
         p = self._enter()
         try:
-            lib.cudaipc_producer_counts(p, ctypes.byref(pub),
-                                        ctypes.byref(drop))
+            _clib.cudaipc_producer_counts(p, _ctypes.byref(pub),
+                                          _ctypes.byref(drop))
         finally:
             self._leave()
         return pub.value, drop.value
@@ -1018,14 +1028,14 @@ class Producer(_Handle):
         p = self._enter()
         try:
             with self._turn:
-                st = lib.cudaipc_producer_end(p)
+                st = _clib.cudaipc_producer_end(p)
                 if st != _lib.STATUS_OK:
-                    text = _text(lib.cudaipc_producer_error(p))
+                    text = _text(_clib.cudaipc_producer_error(p))
         finally:
             self._leave()
         if st != _lib.STATUS_OK:
             _raise(st, text)
 
-    _interrupt = staticmethod(lambda ptr: lib.cudaipc_producer_cancel(ptr))
-    _free = staticmethod(lambda ptr: lib.cudaipc_producer_free(ptr))
+    _interrupt = staticmethod(lambda ptr: _clib.cudaipc_producer_cancel(ptr))
+    _free = staticmethod(lambda ptr: _clib.cudaipc_producer_free(ptr))
 
