@@ -5,10 +5,17 @@ its mean luma where the frame is (PyTorch on the GPU for the cuda backend,
 NumPy for the host backend), and prints frames/s and the hand-over latency
 (from the producer's publishing to the frame in Python).
 
-    python3 detector.py /tmp/cam0.sock [--frames N]
+    python3 detector.py /tmp/cam0.sock [--frames N] [--device D]
 
-With the project's main job running (tests/main-job.sh --keep-producer),
-or any pipeline ending in cuipcsink socket-path=/tmp/cam0.sock.
+It reads any pipeline that ends in cuipcsink socket-path=/tmp/cam0.sock;
+a test pattern does for a try, from the top of a built tree (backend=cuda
+on a GPU, with PyTorch):
+
+    export GST_PLUGIN_PATH=$PWD/build/plugin PYTHONPATH=$PWD/build/python
+    gst-launch-1.0 videotestsrc is-live=true ! \
+        video/x-raw,format=NV12,width=1280,height=720,framerate=30/1 ! \
+        cuipcsink socket-path=/tmp/cam0.sock backend=host &
+    python3 docs/examples/python/detector.py /tmp/cam0.sock --frames 300
 """
 import argparse
 import time
