@@ -15,7 +15,7 @@ packages="meson ninja-build pkg-config gcc python3 libglib2.0-dev
   libgstreamer-plugins-bad1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly python3-numpy python3-gi
-  python3-gst-1.0"
+  python3-gst-1.0 gir1.2-gst-rtsp-server-1.0"
 
 if [ "${CUDAIPC_NO_APT:-0}" != 1 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   missing=""

@@ -67,6 +67,8 @@ def commands(lines):
     out, cur = [], ""
     for line in lines:
         line = line.strip()
+        if line.startswith("<!--"):
+            continue
         if line.endswith("\\"):
             cur += line[:-1] + " "
             continue
