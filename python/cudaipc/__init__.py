@@ -780,7 +780,7 @@ class Consumer(_Handle):
         if not self._ptr:
             raise Error("cannot make a consumer of %s" % socket_path)
         # the library's hints name these keywords, not the C fields
-        lib.cudaipc_consumer_set_binding(self._ptr, b"python")
+        _clib.cudaipc_consumer_set_binding(self._ptr, b"python")
 
     def next_frame(self, timeout=None):
         """The next frame, within @timeout seconds of the connection (None:
@@ -958,7 +958,7 @@ class Producer(_Handle):
             raise Error(_text(_clib.cudaipc_producer_last_error()))
         self._ptr = p
         # what auto chose: "cuda" or "host"
-        self.backend = "cuda" if lib.cudaipc_producer_backend(p) == \
+        self.backend = "cuda" if _clib.cudaipc_producer_backend(p) == \
             _lib.BACKEND_CUDA else "host"
 
     def publish(self, frame, pts=None, timeout=None, *, regions=(),
