@@ -169,7 +169,8 @@ scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
 
 /* The type a cast names where it is one whose values this scan checks:
  * numbers, booleans, strings, fractions, bitmasks, dates and registered
- * enums and flags, by GStreamer's short names or their own; else 0. */
+ * enums, flags and flag sets (video caps' multiview-flags), by GStreamer's
+ * short names or their own; else 0. */
 static GType
 checked_type (const gchar * t, gsize n)
 {
@@ -225,8 +226,8 @@ checked_type (const gchar * t, gsize n)
   name[n] = '\0';
   /* looks the name up without interning it */
   type = g_type_from_name (name);
-  return type != 0 && (G_TYPE_IS_ENUM (type) || G_TYPE_IS_FLAGS (type)) ?
-      type : 0;
+  return type != 0 && (G_TYPE_IS_ENUM (type) || G_TYPE_IS_FLAGS (type) ||
+      g_type_is_a (type, GST_TYPE_FLAG_SET)) ? type : 0;
 }
 
 /* Whether the value text from @p to @end reads as a @type. */

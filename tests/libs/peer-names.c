@@ -14,6 +14,8 @@
 
 #include <gst/check/gstcheck.h>
 
+#include <gst/video/video.h>
+
 #include "common/error.h"
 #include "media/media.h"
 #include "media/peer-names.h"
@@ -283,6 +285,10 @@ GST_START_TEST (test_text_gstreamer_warns_about)
   fail_unless (cudaipc_peer_names_admit_structure ("pn-range, a=[ 0, 3 ], "
           "b=(int64)[ 0, 8 ], c=[ 0.5, 2.5 ], d=(fraction)[ 1/2, 30/1 ]",
           NULL));
+  /* a flag set, as video caps carry multiview-flags */
+  g_type_ensure (GST_TYPE_VIDEO_MULTIVIEW_FLAGSET);
+  fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw, format=(string)"
+          "NV12, multiview-flags=(GstVideoMultiviewFlagsSet)0:ffffffff", NULL));
   /* one structure may end at its ';'; caps may hold several */
   fail_unless (cudaipc_peer_names_admit_structure ("pn-one, a=(int)1;", NULL));
   fail_unless (cudaipc_peer_names_admit_text ("video/x-raw; video/x-bayer",
