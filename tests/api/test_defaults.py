@@ -126,7 +126,9 @@ class DefaultsTests(Case):
             self.assertLess(time.monotonic() - start, 10)
         self.assertIn("stayed away for 1 s after it was lost",
                       str(e.exception))
-        self.assertIn("reconnect-timeout", str(e.exception))
+        # the package's own keyword, in the element's words
+        self.assertIn("raise reconnect_timeout to wait longer (None waits "
+                      "for ever)", str(e.exception))
 
     def test_reconnect_timeout_none_waits_for_ever(self):
         p = self.producer(1000, "--fps", "30", "--die-after", "5")

@@ -38,10 +38,19 @@ GST_START_TEST (test_no_producer_names_each_door)
   fail_unless_equals_string (t, "start the producer, check the socket path, "
       "or raise connect_timeout_ms (0 waits for as long as it takes)");
   g_free (t);
-  /* 0 is not for ever there: it is connect_timeout_ms's */
   t = cudaipc_hint_no_producer (cudaipc_setting_names_lookup ("c"), TRUE);
   fail_unless_equals_string (t, "start the producer, check the socket path, "
-      "or raise reconnect_timeout_ms");
+      "or raise reconnect_timeout_ms (0 waits for as long as it takes)");
+  g_free (t);
+  t = cudaipc_hint_stayed_away (cudaipc_setting_names_lookup ("python"),
+      "@cam1", 30000);
+  fail_unless_equals_string (t, "The producer on @cam1 stayed away for 30 s "
+      "after it was lost: start it again, or raise reconnect_timeout to wait "
+      "longer (None waits for ever)");
+  g_free (t);
+  t = cudaipc_hint_stayed_away (&cudaipc_setting_names_element, "@cam1", 300);
+  assert_has (t, "stayed away for 300 ms after it was lost: start it again, "
+      "or raise reconnect-timeout to wait longer (0 waits for ever)");
   g_free (t);
   t = cudaipc_hint_no_producer (cudaipc_setting_names_lookup ("python"),
       FALSE);
