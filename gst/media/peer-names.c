@@ -316,23 +316,31 @@ range_ok (const gchar * p, const gchar * end, GType cast)
 
 /* A quoted value with no cast, from @p to @end, its quotes included, as
  * GStreamer takes it without a warning: it unwraps as a string, and the
- * string does not read as an int (GStreamer 1.22 reads "1" and "" as
- * ints, and warns that it does). */
+ * string reads as none of the types GStreamer 1.22 tries before a string
+ * (it reads "1", "" and "t" as an int and a boolean, and warns that it
+ * does). */
 static gboolean
 quoted_uncast_ok (const gchar * p, const gchar * end)
 {
+  static const GType before_string[] = { G_TYPE_INT, G_TYPE_DOUBLE,
+    0 /* fraction */ , G_TYPE_BOOLEAN
+  };
   g_autofree gchar *text = g_strndup (p, end - p);
-  GValue s = G_VALUE_INIT, i = G_VALUE_INIT;
+  GValue s = G_VALUE_INIT;
+  const gchar *str;
   gboolean ok;
 
   g_value_init (&s, G_TYPE_STRING);
   ok = gst_value_deserialize (&s, text);
-  if (ok) {
-    const gchar *str = g_value_get_string (&s);
+  str = ok ? g_value_get_string (&s) : NULL;
+  ok = str != NULL && str[0] != '\0';
+  for (guint i = 0; ok && i < G_N_ELEMENTS (before_string); i++) {
+    GValue v = G_VALUE_INIT;
 
-    g_value_init (&i, G_TYPE_INT);
-    ok = str != NULL && str[0] != '\0' && !gst_value_deserialize (&i, str);
-    g_value_unset (&i);
+    g_value_init (&v, before_string[i] ? before_string[i] :
+        GST_TYPE_FRACTION);
+    ok = !gst_value_deserialize (&v, str);
+    g_value_unset (&v);
   }
   g_value_unset (&s);
   return ok;

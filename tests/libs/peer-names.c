@@ -260,6 +260,9 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     /* quoted values GStreamer 1.22 reads as ints, with a warning */
     "pn-quoted, d=\"1\"",
     "pn-quoted, d={ \"\" }",
+    "pn-quoted, c=\"t\"",
+    "pn-quoted, c=\"2.5\"",
+    "pn-quoted, c=\"1/2\"",
     /* a cast to a type whose values the scan does not check */
     "pn-cast, b=(buffer)NV12",
     "pn-cast, s=(GstSample)x",
