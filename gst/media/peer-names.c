@@ -249,30 +249,43 @@ reads_as (GType type, const gchar * p, const gchar * end)
   return ok;
 }
 
+/* Reads @text into @v (unset) as the first of the types GStreamer 1.22
+ * tries on an uncast value before it falls back to a string: int, double,
+ * fraction, boolean. */
+static gboolean
+read_before_string (GValue * v, const gchar * text)
+{
+  const GType types[] = { G_TYPE_INT, G_TYPE_DOUBLE, GST_TYPE_FRACTION,
+    G_TYPE_BOOLEAN
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++) {
+    g_value_init (v, types[i]);
+    if (gst_value_deserialize (v, text))
+      return TRUE;
+    g_value_unset (v);
+  }
+  return FALSE;
+}
+
 /* Reads the bare text from @p to @end into @v as @type (0: as GStreamer
- * reads an uncast range element, the first of int, double, fraction or
- * boolean it reads as). */
+ * reads an uncast range element, read_before_string()). */
 static gboolean
 read_range_element (GValue * v, GType type, const gchar * p,
     const gchar * end)
 {
-  const GType uncast[] = { G_TYPE_INT, G_TYPE_DOUBLE, GST_TYPE_FRACTION,
-    G_TYPE_BOOLEAN
-  };
   gchar buf[64];
 
   if (end - p >= (gssize) sizeof (buf))
     return FALSE;
   memcpy (buf, p, end - p);
   buf[end - p] = '\0';
-  for (guint i = 0; i < G_N_ELEMENTS (uncast); i++) {
-    g_value_init (v, type ? type : uncast[i]);
-    if (gst_value_deserialize (v, buf))
-      return TRUE;
-    g_value_unset (v);
-    if (type)
-      break;
-  }
+  if (type == 0)
+    return read_before_string (v, buf);
+  g_value_init (v, type);
+  if (gst_value_deserialize (v, buf))
+    return TRUE;
+  g_value_unset (v);
   return FALSE;
 }
 
@@ -322,11 +335,8 @@ range_ok (const gchar * p, const gchar * end, GType cast)
 static gboolean
 quoted_uncast_ok (const gchar * p, const gchar * end)
 {
-  static const GType before_string[] = { G_TYPE_INT, G_TYPE_DOUBLE,
-    0 /* fraction */ , G_TYPE_BOOLEAN
-  };
   g_autofree gchar *text = g_strndup (p, end - p);
-  GValue s = G_VALUE_INIT;
+  GValue s = G_VALUE_INIT, v = G_VALUE_INIT;
   const gchar *str;
   gboolean ok;
 
@@ -334,13 +344,9 @@ quoted_uncast_ok (const gchar * p, const gchar * end)
   ok = gst_value_deserialize (&s, text);
   str = ok ? g_value_get_string (&s) : NULL;
   ok = str != NULL && str[0] != '\0';
-  for (guint i = 0; ok && i < G_N_ELEMENTS (before_string); i++) {
-    GValue v = G_VALUE_INIT;
-
-    g_value_init (&v, before_string[i] ? before_string[i] :
-        GST_TYPE_FRACTION);
-    ok = !gst_value_deserialize (&v, str);
+  if (ok && read_before_string (&v, str)) {
     g_value_unset (&v);
+    ok = FALSE;
   }
   g_value_unset (&s);
   return ok;
@@ -658,10 +664,9 @@ cudaipc_peer_names_admit (const gchar * name, GError ** error)
 static gboolean
 admit_text (const gchar * text, gboolean flat, gboolean one, GError ** error)
 {
-  Scan scan = { NULL, };
+  Scan scan = {.one = one };
   gboolean ok = TRUE;
 
-  scan.one = one;
   g_return_val_if_fail (text != NULL, FALSE);
 
   scan_structures (&scan, text, text + strlen (text), TRUE, 0);
