@@ -52,9 +52,6 @@ cudaipc_hint_no_producer (const CudaIpcSettingNames * names, gboolean again)
   const gchar *forever = again ? names->reconnect_forever :
       names->connect_forever;
 
-  if (forever == NULL)
-    return g_strdup_printf ("start the producer, check %s, or raise %s",
-        names->socket_path, setting);
   return g_strdup_printf ("start the producer, check %s, or raise %s (%s "
       "waits for as long as it takes)", names->socket_path, setting, forever);
 }
@@ -63,14 +60,11 @@ gchar *
 cudaipc_hint_stayed_away (const CudaIpcSettingNames * names,
     const gchar * path, guint timeout_ms)
 {
-  g_autofree gchar *wait = names->reconnect_forever ?
-      g_strdup_printf (" (%s waits for ever)", names->reconnect_forever) :
-      g_strdup ("");
-
   return g_strdup_printf ("The producer on %s stayed away for %u %s after it "
-      "was lost: start it again, or raise %s to wait longer%s", path,
-      timeout_ms % 1000 ? timeout_ms : timeout_ms / 1000,
-      timeout_ms % 1000 ? "ms" : "s", names->reconnect_timeout, wait);
+      "was lost: start it again, or raise %s to wait longer (%s waits for "
+      "ever)", path, timeout_ms % 1000 ? timeout_ms : timeout_ms / 1000,
+      timeout_ms % 1000 ? "ms" : "s", names->reconnect_timeout,
+      names->reconnect_forever);
 }
 
 /* Negotiation */

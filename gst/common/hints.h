@@ -18,8 +18,8 @@ typedef struct
   const gchar *socket_path;
   const gchar *connect_timeout;
   const gchar *reconnect_timeout;
-  /* how connect_timeout waits for as long as it takes ("0"), and the same
-   * of reconnect_timeout, or NULL where it has no such value */
+  /* the value with which connect_timeout waits for as long as it takes
+   * ("0"), and the same of reconnect_timeout */
   const gchar *connect_forever;
   const gchar *reconnect_forever;
 } CudaIpcSettingNames;

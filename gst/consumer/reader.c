@@ -420,11 +420,13 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   CudaIpcClientStatus st;
   gboolean again = r->connections > 0;
   const gchar *setting = again ? "reconnect-timeout" : "connect-timeout";
+  const CudaIpcSettingNames *names;
   guint timeout, full_timeout;
   gint device_id;
 
   g_mutex_lock (&r->lock);
   timeout = full_timeout = again ? r->reconnect_timeout : r->connect_timeout;
+  names = r->names;
   device_id = r->device_id;
   name = g_strdup (r->name);
   cudaipc_client_set_peer_access (r->client, r->peer_access);
@@ -450,21 +452,16 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
      * producer is gone for good, as far as this consumer waits */
     if (again && timeout == full_timeout &&
         g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
-      g_autofree gchar *text = NULL;
+      g_autofree gchar *text = cudaipc_hint_stayed_away (names, r->path,
+          timeout);
 
-      g_mutex_lock (&r->lock);
-      text = cudaipc_hint_stayed_away (r->names, r->path, timeout);
-      g_mutex_unlock (&r->lock);
       g_set_error_literal (error, err->domain, err->code, text);
       g_free (item->debug);
       item->debug = g_strdup_printf ("reconnect-timeout %u ms: %s", timeout,
           err->message);
     } else if (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_TIMEOUT)) {
-      g_autofree gchar *hint = NULL;
+      g_autofree gchar *hint = cudaipc_hint_no_producer (names, again);
 
-      g_mutex_lock (&r->lock);
-      hint = cudaipc_hint_no_producer (r->names, again);
-      g_mutex_unlock (&r->lock);
       g_set_error (error, err->domain, err->code, "%s: %s", err->message,
           hint);
     } else
