@@ -5,13 +5,14 @@
  * @see_also: cuipcsink
  *
  * Also `cudaipcsrc` on GStreamer < 1.24, and `cuipc://@cam1` as a URI
- * (docs/elements.md, Names and URI). Receives video frames from a cuipcsink in another process, without a
- * copy. The source connects to the sink's socket, imports each slot of the
- * sink's ring once (GPU memory with the cuda backend, shared host memory
- * with the host backend) and pushes every frame as a read-only memory over
- * its slot, with a #GstVideoMeta that carries the producer's plane offsets
- * and strides. When downstream drops the last reference to a frame, the
- * slot goes back to the producer.
+ * (docs/elements.md, Names and URI). Receives video frames from a
+ * cuipcsink in another process, without a copy. The source connects to
+ * the sink's socket, imports each slot of the sink's ring once (GPU
+ * memory with the cuda backend, shared host memory with the host backend)
+ * and pushes every frame as a read-only memory over its slot, with a
+ * #GstVideoMeta that carries the producer's plane offsets and strides.
+ * When downstream drops the last reference to a frame, the slot goes back
+ * to the producer.
  *
  * The backend is the producer's: the source opens it on its own
  * #GstCuIpcSrc:device-id and, for the cuda backend, checks that both are
