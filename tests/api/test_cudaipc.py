@@ -26,21 +26,15 @@ import time
 import unittest
 import warnings
 
-# Under the sanitizer pass (tests/sanitize.sh) the library is built with
-# AddressSanitizer: the interpreter must start with its runtime loaded.
-# Leaks are not checked in the interpreter, which leaves its own at exit;
-# the nodes it starts run with the pass's options (NODE_ENV).
-_PRELOAD = os.environ.get("CUDAIPC_TOOL_PRELOAD")
-if _PRELOAD and os.environ.get("CUDAIPC_PY_PRELOADED") != "1":
-    os.execve(sys.executable, [sys.executable] + sys.argv,
-              dict(os.environ, LD_PRELOAD=_PRELOAD, CUDAIPC_PY_PRELOADED="1",
-                   CUDAIPC_NODE_ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS",
-                                                            ""),
-                   ASAN_OPTIONS="detect_leaks=0"))
-NODE_ENV = dict(os.environ)
-if os.environ.get("CUDAIPC_PY_PRELOADED") == "1":
-    NODE_ENV.pop("LD_PRELOAD", None)
-    NODE_ENV["ASAN_OPTIONS"] = os.environ["CUDAIPC_NODE_ASAN_OPTIONS"]
+# Under the sanitizer pass the interpreter starts again with the
+# sanitizer's runtime loaded; the nodes it starts run with the pass's
+# options (NODE_ENV).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from sanitizer_preload import node_env, reexec_preloaded  # noqa: E402
+
+reexec_preloaded()
+NODE_ENV = node_env()
 
 import cudaipc  # noqa: E402
 

@@ -19,7 +19,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cudaipc import BACKEND, NODE_ENV, Case, H, W  # noqa: E402
+from test_cudaipc import BACKEND, Case, H, W  # noqa: E402
 
 import cudaipc  # noqa: E402
 
@@ -27,8 +27,10 @@ import cudaipc  # noqa: E402
 def element_defaults(factory):
     """{property: its default as gst-inspect-1.0 prints it (an enum's
     nick)} of @factory."""
+    # GStreamer's tool, not the build's: this process's environment (the
+    # sanitizer's runtime preloaded under the sanitizer pass)
     out = subprocess.run(["gst-inspect-1.0", factory], capture_output=True,
-                         text=True, env=NODE_ENV, timeout=60, check=True)
+                         text=True, timeout=60, check=True)
     props, name = {}, None
     for line in out.stdout.splitlines():
         m = re.match(r"^  (\S+)\s+: ", line)

@@ -9,14 +9,13 @@ import os
 import sys
 import unittest
 
-# Under the sanitizer pass (tests/sanitize.sh) the library is built with
-# AddressSanitizer: the interpreter must start with its runtime loaded,
-# and leaves leaks of its own at exit.
-_PRELOAD = os.environ.get("CUDAIPC_TOOL_PRELOAD")
-if _PRELOAD and os.environ.get("CUDAIPC_PY_PRELOADED") != "1":
-    os.execve(sys.executable, [sys.executable] + sys.argv,
-              dict(os.environ, LD_PRELOAD=_PRELOAD, CUDAIPC_PY_PRELOADED="1",
-                   ASAN_OPTIONS="detect_leaks=0"))
+# Under the sanitizer pass the interpreter starts again with the
+# sanitizer's runtime loaded.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from sanitizer_preload import reexec_preloaded  # noqa: E402
+
+reexec_preloaded()
 
 import cudaipc  # noqa: E402
 

@@ -26,6 +26,14 @@ import time
 import sys
 import unittest
 
+# Under the sanitizer pass this interpreter, which loads the plugin,
+# starts again with the sanitizer's runtime loaded; ipc-node without it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "common"))
+from sanitizer_preload import node_env, reexec_preloaded  # noqa: E402
+
+reexec_preloaded()
+
 try:
     import gi
     gi.require_version("Gst", "1.0")
@@ -175,7 +183,7 @@ def node(*args, user=None):
     argv = [os.environ["CUDAIPC_IPC_NODE"]] + list(args)
     if user:
         argv += ["--as-user", user]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE,
+    return subprocess.Popen(argv, env=node_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
