@@ -218,6 +218,9 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
   if (!gst_byte_reader_get_uint64_le (r, &ts) ||
       !gst_byte_reader_get_uint64_le (r, &duration))
     return cudaipc_metas_bad (error, "a reference timestamp is truncated");
+  /* GStreamer asserts on a meta without a time (a critical) */
+  if (ts == GST_CLOCK_TIME_NONE)
+    return cudaipc_metas_bad (error, "a reference timestamp has no time");
   if (!cudaipc_metas_at_end (r, error) ||
       !cudaipc_media_check_nesting (str, CUDAIPC_MAX_EVENT_NESTING, error))
     return FALSE;
