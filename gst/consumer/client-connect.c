@@ -220,6 +220,10 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
     hello.u.hello.caps |= CUDAIPC_CAP_EVENTS;
   if (peer)
     hello.u.hello.caps |= CUDAIPC_CAP_PEER;
+  /* frames given back through a page, not a message each
+   * (ring/release-page.h); CUDAIPC_RELEASE_PAGE=0: messages */
+  if (g_strcmp0 (g_getenv ("CUDAIPC_RELEASE_PAGE"), "0") != 0)
+    hello.u.hello.caps |= CUDAIPC_CAP_RELEASE_PAGE;
   hello.u.hello.pid = (guint32) getpid ();
   hello.u.hello.name = name;
   ret = cudaipc_conn_send (conn, &hello);
@@ -249,6 +253,8 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
       CUDAIPC_CAP_EVENTS) != 0;
   client->fence = (hello.u.hello.caps & msg->u.hello.caps &
       CUDAIPC_CAP_FENCE) != 0;
+  client->release_page = (hello.u.hello.caps & msg->u.hello.caps &
+      CUDAIPC_CAP_RELEASE_PAGE) != 0;
   GST_DEBUG ("fence page %s, interprocess events %s",
       client->fence ? "offered" : "not offered", client->events ? "in use" :
       client->events_failed ? "off: they failed before" : "off");

@@ -49,6 +49,7 @@ cudaipc_session_unref (Session * s)
   /* the client closed the connection before dropping its reference */
   g_warn_if_fail (s->conn == NULL);
   cudaipc_conn_free (s->conn);
+  cudaipc_release_page_free (s->page);
   g_mutex_clear (&s->lock);
   g_free (s->event_refusal);
   g_free (s);
@@ -61,6 +62,13 @@ cudaipc_session_send_release_locked (Session * s, guint32 generation,
   CudaIpcMsg msg;
   gint ret;
 
+  /* a frame of the current ring goes back through the page where there is
+   * one, and with a message as well only where the producer waits for it */
+  if (s->page && generation == s->generation &&
+      !cudaipc_release_page_release (s->page, slot, seq)) {
+    s->released++;
+    return 0;
+  }
   cudaipc_msg_init (&msg, CUDAIPC_MSG_RELEASE);
   msg.u.release.generation = generation;
   msg.u.release.slot = slot;
@@ -97,6 +105,7 @@ cudaipc_session_hang_up_locked (Session * s, CudaIpcByeReason reason,
   }
   cudaipc_conn_free (s->conn);
   s->conn = NULL;
+  g_clear_pointer (&s->page, cudaipc_release_page_free);
 }
 
 gint
@@ -172,6 +181,12 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
   cudaipc_msg_init (msg, 0);
   if (deadline < 0)
     return cudaipc_conn_recv (conn, msg);
+  /* a message already there (frames flat out) needs no poll first */
+  if (!g_atomic_int_get (&client->cancelled)) {
+    ret = cudaipc_conn_try_recv (conn, msg);
+    if (ret != -EAGAIN)
+      return ret;
+  }
   ret = cudaipc_client_wait_readable (client, cudaipc_conn_get_fd (conn),
       deadline);
   if (ret == 0)

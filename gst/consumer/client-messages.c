@@ -127,6 +127,7 @@ cudaipc_client_close (CudaIpcClient * client, CudaIpcByeReason reason,
   client->have_caps_in_use = FALSE;
   client->events = FALSE;
   client->fence = FALSE;
+  client->release_page = FALSE;
   g_clear_pointer (&client->producer_name, g_free);
   g_atomic_int_set (&client->peer, 0);
   /* imported blocks hold their own device references */
@@ -252,6 +253,25 @@ handle_ring (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
         "RING names generation %u, not " "newer than the current one, %u",
         m->generation, client->generation);
 
+  if ((m->flags & CUDAIPC_RING_HAS_RELEASE_PAGE) && !client->release_page)
+    return cudaipc_client_broken_producer (client, error,
+        "RING has a release page, which this consumer was not offered");
+  if (m->flags & CUDAIPC_RING_HAS_RELEASE_PAGE) {
+    g_autoptr (GError) err = NULL;
+    /* after the fence page's fd, where there is one */
+    guint i = (m->flags & CUDAIPC_RING_HAS_FENCE) ? 1 : 0;
+    CudaIpcReleasePage *rp =
+        cudaipc_release_page_open (cudaipc_steal_fd (&msg->fds[i]), &err);
+
+    if (rp == NULL)
+      return cudaipc_client_broken_producer (client, error, "%s",
+          err->message);
+    /* the same page with every RING; the newest mapping is kept */
+    g_mutex_lock (&s->lock);
+    cudaipc_release_page_free (s->page);
+    s->page = rp;
+    g_mutex_unlock (&s->lock);
+  }
   if (m->flags & CUDAIPC_RING_HAS_FENCE) {
     g_autoptr (GError) err = NULL;
 

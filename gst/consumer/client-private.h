@@ -29,6 +29,7 @@
 #include "ring/fence.h"
 #include "ring/fence-page.h"
 #include "ring/ring.h"
+#include "ring/release-page.h"
 
 G_BEGIN_DECLS
 
@@ -44,6 +45,7 @@ typedef struct
   CudaIpcConn *conn;            /* NULL while not connected */
   guint64 serial;               /* grows with every connection */
   guint32 generation;           /* the current ring's */
+  CudaIpcReleasePage *page;     /* this connection's, from its first RING */
   guint64 held_mask;            /* slots of @generation held by frames */
   guint held;                   /* frames of this connection not released */
   guint imports;                /* slots imported on this connection */
@@ -100,6 +102,7 @@ struct _CudaIpcClient
                                  * later HELLOs leave CUDAIPC_CAP_EVENTS out */
   gboolean events;              /* this connection waits on events */
   gboolean fence;               /* this connection reads the fence page */
+  gboolean release_page;        /* and was offered a release page */
   /* with the imports, and with the queued frames they order */
   CudaIpcCopyOrder *fences[CUDAIPC_MAX_SLOTS];  /* the slots' events */
   CudaIpcCopyOrder *fence_page; /* the current RING's */

@@ -220,6 +220,7 @@ cudaipc_server_client_free (Client * c)
       break;
   }
   cudaipc_conn_free (c->conn);
+  cudaipc_release_page_free (c->page);
   g_free (c->name);
   g_free (c->reason);
   g_free (c->warning);
@@ -249,6 +250,8 @@ cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
     (void) cudaipc_conn_send (c->conn, &msg);
   }
 
+  /* what it gave back through its page is not held any more */
+  cudaipc_server_client_collect_locked (s, c);
   c->dead = TRUE;
   c->reason = reason;
   c->warning = warning;
@@ -275,19 +278,10 @@ cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
 
 /* Messages to clients */
 
-gboolean
-cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
-    const CudaIpcMsg * msg)
+/* What a send to @c that failed with @ret means: @c is dropped. */
+static void
+send_failed_locked (CudaIpcServer * s, Client * c, guint32 type, gint ret)
 {
-  gint ret;
-
-  if (c->dead)
-    return FALSE;
-
-  ret = cudaipc_conn_send (c->conn, msg);
-  if (ret == 0)
-    return TRUE;
-
   if (ret == -EAGAIN) {
     cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_TOO_SLOW,
         "the consumer did not read its messages in time",
@@ -300,11 +294,40 @@ cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
   } else {
     cudaipc_server_client_drop_locked (s, c, 0, NULL,
         g_strdup_printf ("sending %s failed: %s",
-            cudaipc_msg_type_name (msg->type), g_strerror (-ret)),
+            cudaipc_msg_type_name (type), g_strerror (-ret)),
         g_strdup_printf ("Could not send %s to consumer '%s' (pid %d): %s",
-            cudaipc_msg_type_name (msg->type), c->name, c->pid,
+            cudaipc_msg_type_name (type), c->name, c->pid,
             g_strerror (-ret)));
   }
+}
+
+gboolean
+cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
+    const CudaIpcMsg * msg)
+{
+  gint ret;
+
+  if (c->dead)
+    return FALSE;
+  ret = cudaipc_conn_send (c->conn, msg);
+  if (ret == 0)
+    return TRUE;
+  send_failed_locked (s, c, msg->type, ret);
+  return FALSE;
+}
+
+gboolean
+cudaipc_server_client_send_built_locked (CudaIpcServer * s, Client * c,
+    guint32 type, guint8 * buf, gsize len)
+{
+  gint ret;
+
+  if (c->dead)
+    return FALSE;
+  ret = cudaipc_conn_send_built (c->conn, buf, len);
+  if (ret == 0)
+    return TRUE;
+  send_failed_locked (s, c, type, ret);
   return FALSE;
 }
 
@@ -336,6 +359,27 @@ cudaipc_server_client_send_caps_locked (CudaIpcServer * s, Client * c)
   return cudaipc_server_client_send_locked (s, c, &msg);
 }
 
+/* @c's release page, made with its first RING; where it cannot be made,
+ * @c gives frames back with messages (FALSE). */
+static gboolean
+ensure_page_locked (CudaIpcServer * s, Client * c)
+{
+  g_autoptr (GError) err = NULL;
+
+  if (c->page)
+    return TRUE;
+  c->page = cudaipc_release_page_new (&err);
+  if (c->page == NULL) {
+    GST_WARNING ("%s: client %u gives frames back with messages: %s",
+        s->name, c->id, err->message);
+    c->caps &= ~CUDAIPC_CAP_RELEASE_PAGE;
+    return FALSE;
+  }
+  if (s->pages_waiting)
+    cudaipc_release_page_set_waiting (c->page, TRUE);
+  return TRUE;
+}
+
 gboolean
 cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
 {
@@ -355,8 +399,12 @@ cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
     msg.u.ring.flags |= CUDAIPC_RING_LIVE;
   if (s->fence_page && (c->caps & CUDAIPC_CAP_FENCE)) {
     msg.u.ring.flags |= CUDAIPC_RING_HAS_FENCE;
-    msg.fds[0] = cudaipc_fence_page_get_fd (s->fence_page);     /* borrowed */
-    msg.n_fds = 1;
+    /* borrowed */
+    msg.fds[msg.n_fds++] = cudaipc_fence_page_get_fd (s->fence_page);
+  }
+  if ((c->caps & CUDAIPC_CAP_RELEASE_PAGE) && ensure_page_locked (s, c)) {
+    msg.u.ring.flags |= CUDAIPC_RING_HAS_RELEASE_PAGE;
+    msg.fds[msg.n_fds++] = cudaipc_release_page_get_fd (c->page);
   }
   if (!cudaipc_server_client_send_locked (s, c, &msg))
     return FALSE;
@@ -501,12 +549,103 @@ handle_hello_locked (CudaIpcServer * s, Client * c,
     cudaipc_server_client_queue_notice (notices, NOTICE_JOINED, c, NULL);
 }
 
+guint
+cudaipc_server_client_collect_locked (CudaIpcServer * s, Client * c)
+{
+  guint32 generation;
+  guint64 held;
+  guint n = 0;
+
+  if (c->page == NULL || c->dead || s->ring == NULL)
+    return 0;
+  generation = cudaipc_ring_get_generation (s->ring);
+  if (c->lease.generation != generation)
+    return 0;
+  /* a word frees a hold only where it names the very frame published in
+   * that slot: what else a consumer writes there frees nothing */
+  for (held = c->lease.held; held != 0; held &= held - 1) {
+    guint slot = (guint) __builtin_ctzll (held);
+
+    if (cudaipc_release_page_peek (c->page, slot) == s->published_seq[slot]
+        && cudaipc_ring_release (s->ring, &c->lease, slot, generation) == 0)
+      n++;
+  }
+  if (n > 0) {
+    c->released += n;
+    c->page_released += n;
+    c->last_release = g_get_monotonic_time ();
+  }
+  return n;
+}
+
+guint
+cudaipc_server_collect_releases_locked (CudaIpcServer * s)
+{
+  guint n = 0;
+
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (client_is_ready (c))
+      n += cudaipc_server_client_collect_locked (s, c);
+  }
+  return n;
+}
+
+void
+cudaipc_server_set_pages_waiting_locked (CudaIpcServer * s, gboolean waiting)
+{
+  if (s->pages_waiting == waiting)
+    return;
+  s->pages_waiting = waiting;
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    if (c->page && !c->dead)
+      cudaipc_release_page_set_waiting (c->page, waiting);
+  }
+}
+
+/* A RELEASE of the current ring from a consumer with a release page: it
+ * gave the frame back through the page first and found us waiting. TRUE
+ * where handled: the page's releases taken, and the frame released where
+ * the message names the one it holds in the slot, else counted as a
+ * wake-up, no more of which than frames it gave back through the page. */
+static gboolean
+handle_page_release_locked (CudaIpcServer * s, Client * c,
+    const CudaIpcReleaseMsg * rel)
+{
+  if (c->page == NULL || s->ring == NULL ||
+      rel->generation != cudaipc_ring_get_generation (s->ring) ||
+      rel->slot >= cudaipc_ring_get_n_slots (s->ring))
+    return FALSE;
+  cudaipc_server_client_collect_locked (s, c);
+  if (cudaipc_ring_lease_holds (s->ring, &c->lease, rel->slot) &&
+      rel->seq == s->published_seq[rel->slot])
+    return FALSE;
+  if (c->nudges >= c->page_released) {
+    cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_PROTOCOL,
+        "released a frame it does not hold",
+        g_strdup_printf ("protocol error: released frame %" G_GUINT64_FORMAT
+            " of slot %u, which it does not hold", rel->seq, rel->slot),
+        g_strdup_printf ("Consumer '%s' (pid %d) released frame %"
+            G_GUINT64_FORMAT " of slot %u, which it does not hold; "
+            "disconnected it", c->name, c->pid, rel->seq, rel->slot));
+    return TRUE;
+  }
+  c->nudges++;
+  g_cond_broadcast (&s->cond);
+  return TRUE;
+}
+
 static void
 handle_release_locked (CudaIpcServer * s, Client * c,
     const CudaIpcReleaseMsg * rel)
 {
   gint ret;
 
+  if (handle_page_release_locked (s, c, rel))
+    return;
   ret = s->ring == NULL ? -ENOENT : cudaipc_ring_release (s->ring, &c->lease,
       rel->slot, rel->generation);
   /* an old generation's release is one of the frames it held when that

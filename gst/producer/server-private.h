@@ -27,6 +27,7 @@
 #include "wire/connection.h"
 #include "ring/fence.h"
 #include "ring/ring.h"
+#include "ring/release-page.h"
 
 G_BEGIN_DECLS
 
@@ -55,6 +56,12 @@ typedef struct
   gboolean dead;                /* dropped: the I/O thread frees it */
   gchar *reason;                /* why it was dropped */
   gchar *warning;               /* a warning to give when it is freed */
+  /* CUDAIPC_CAP_RELEASE_PAGE: made with its first RING, freed with it */
+  CudaIpcReleasePage *page;
+  guint64 page_released;        /* frames it gave back through the page */
+  guint64 nudges;               /* RELEASE messages that only woke us: one
+                                 * per frame given back through the page at
+                                 * most */
 } Client;
 
 /* What the I/O thread tells the callbacks once the lock is released. */
@@ -103,6 +110,9 @@ struct _CudaIpcServer
   guint next_client_id;
   gint64 client_timeout;        /* microseconds, 0: never */
   gint64 published_at[CUDAIPC_MAX_SLOTS];       /* monotonic, per slot */
+  guint64 published_seq[CUDAIPC_MAX_SLOTS];     /* the frame in each slot */
+  gboolean release_pages;       /* offer CUDAIPC_CAP_RELEASE_PAGE */
+  gboolean pages_waiting;       /* the release pages' waiting flags are set */
   CudaIpcRing *ring;
   /* cuda backend: one per slot index, made with the first ring and kept
    * until stop() (consumers' opened handles must not outlive them); NULL
@@ -136,6 +146,8 @@ struct _CudaIpcServer
   gboolean quit;                /* the I/O thread must exit */
   gboolean stopped;
   GPtrArray *holders;           /* scratch for publish(): CudaIpcLease* */
+  guint8 *tx_buf;               /* publish(): a FRAME built once for all,
+                                 * CUDAIPC_MAX_MESSAGE bytes */
   CudaIpcLease local;           /* slots published in place whose memory
                                  * the producer's pipeline still has */
   /* refusals at accept, warned of at most once a second */
@@ -184,6 +196,8 @@ cudaipc_server_caps (const CudaIpcServer * s)
 
   if (s->fence_page)
     caps |= CUDAIPC_CAP_FENCE;
+  if (s->release_pages)
+    caps |= CUDAIPC_CAP_RELEASE_PAGE;
   if (cudaipc_device_get_backend (s->dev) == CUDAIPC_BACKEND_CUDA) {
     caps |= CUDAIPC_CAP_PEER;
     if (s->ordering == CUDAIPC_ORDERING_EVENTS)
@@ -240,9 +254,22 @@ void cudaipc_server_client_drop_locked (CudaIpcServer * s, Client * c,
 /* Sends @msg to @c; a failure drops @c and returns FALSE. */
 gboolean cudaipc_server_client_send_locked (CudaIpcServer * s, Client * c,
     const CudaIpcMsg * msg);
+/* Sends @len bytes cudaipc_msg_build() made of a message of @type (no
+ * fds) to @c, with @c's header sequence; as send_locked() otherwise. */
+gboolean cudaipc_server_client_send_built_locked (CudaIpcServer * s,
+    Client * c, guint32 type, guint8 * buf, gsize len);
 /* Sends @msg to every ready client; returns to how many it went. */
 guint cudaipc_server_client_send_to_ready_locked (CudaIpcServer * s,
     const CudaIpcMsg * msg);
+/* Frees @c's holds of the current ring that its release page says it gave
+ * back; returns how many. */
+guint cudaipc_server_client_collect_locked (CudaIpcServer * s, Client * c);
+/* The same for every ready client. */
+guint cudaipc_server_collect_releases_locked (CudaIpcServer * s);
+/* Sets (or clears) the waiting flag of every release page, so that a
+ * consumer that gives a frame back through its page also wakes us. */
+void cudaipc_server_set_pages_waiting_locked (CudaIpcServer * s,
+    gboolean waiting);
 /* The current caps to @c (nothing before the first caps). */
 gboolean cudaipc_server_client_send_caps_locked (CudaIpcServer * s, Client * c);
 /* RING, one SLOT per slot with its fds, then the current CAPS. */

@@ -99,6 +99,7 @@ cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
 {
   CudaIpcMsg msg;
   guint n_clients;
+  gssize len;
 
   frame->generation = s->generation;
   frame->slot = slot;
@@ -116,6 +117,7 @@ cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
   if (local)
     g_ptr_array_add (s->holders, local);
   s->published_at[slot] = g_get_monotonic_time ();
+  s->published_seq[slot] = frame->seq;
   cudaipc_ring_publish (s->ring, slot,
       (CudaIpcLease * const *) s->holders->pdata, s->holders->len);
   s->frames_published++;
@@ -123,11 +125,24 @@ cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
   frame->publish_time = g_get_monotonic_time () * 1000;
   cudaipc_msg_init (&msg, CUDAIPC_MSG_FRAME);
   msg.u.frame = *frame;
+  /* built once, sent to each with its own header sequence */
+  if (s->tx_buf == NULL)
+    s->tx_buf = g_malloc (CUDAIPC_MAX_MESSAGE);
+  len = cudaipc_msg_build (&msg, 0, s->tx_buf, CUDAIPC_MAX_MESSAGE);
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
-    if (client_is_ready (c) && cudaipc_server_client_send_locked (s, c, &msg))
+    if (!client_is_ready (c))
+      continue;
+    if (len < 0) {
+      /* a frame the protocol cannot carry goes nowhere: each client is
+       * told as send_locked() tells it */
+      if (cudaipc_server_client_send_locked (s, c, &msg))
+        c->sent++;
+    } else if (cudaipc_server_client_send_built_locked (s, c,
+            CUDAIPC_MSG_FRAME, s->tx_buf, len)) {
       c->sent++;
+    }
   }
   return n_clients;
 }

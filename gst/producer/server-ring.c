@@ -274,10 +274,27 @@ drop_stuck_client_locked (CudaIpcServer * s, gint64 now)
   return TRUE;
 }
 
-CudaIpcServerStatus
-cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
-    gint64 deadline_us, gboolean in_place, const gint * cancel,
-    guint * slot_out, GError ** error)
+/* A free slot, after taking what the release pages gave back; where
+ * there is none, with the pages' waiting flags set (so that the next
+ * release through a page wakes us) and the pages read once more. */
+static gint
+acquire_locked (CudaIpcServer * s)
+{
+  gint slot;
+
+  cudaipc_server_collect_releases_locked (s);
+  slot = cudaipc_ring_acquire (s->ring);
+  if (slot < 0 && !s->pages_waiting) {
+    cudaipc_server_set_pages_waiting_locked (s, TRUE);
+    if (cudaipc_server_collect_releases_locked (s) > 0)
+      slot = cudaipc_ring_acquire (s->ring);
+  }
+  return slot;
+}
+
+static CudaIpcServerStatus
+take_slot_locked (CudaIpcServer * s, guint64 size, gint64 deadline_us,
+    gboolean in_place, const gint * cancel, guint * slot_out, GError ** error)
 {
   CudaIpcServerStatus status;
   gint slot;
@@ -299,13 +316,15 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
        * while more are free than those frames need, else upstream gets
        * plain memory again at once, never a wait on the slots they need
        * (a slot lent now would queue behind them) */
-      if (s->plain_lent > 0 &&
-          cudaipc_ring_get_n_free (s->ring) <= s->plain_lent)
-        return CUDAIPC_SERVER_NO_RING;
+      if (s->plain_lent > 0) {
+        cudaipc_server_collect_releases_locked (s);
+        if (cudaipc_ring_get_n_free (s->ring) <= s->plain_lent)
+          return CUDAIPC_SERVER_NO_RING;
+      }
     } else if (!ensure_ring_locked (s, size, error)) {
       return CUDAIPC_SERVER_ERROR;
     }
-    slot = cudaipc_ring_acquire (s->ring);
+    slot = acquire_locked (s);
     if (slot >= 0)
       break;
     now = g_get_monotonic_time ();
@@ -334,6 +353,18 @@ cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
     s->plain_lent--;
   *slot_out = (guint) slot;
   return CUDAIPC_SERVER_OK;
+}
+
+CudaIpcServerStatus
+cudaipc_server_take_slot_locked (CudaIpcServer * s, guint64 size,
+    gint64 deadline_us, gboolean in_place, const gint * cancel,
+    guint * slot_out, GError ** error)
+{
+  CudaIpcServerStatus status = take_slot_locked (s, size, deadline_us,
+      in_place, cancel, slot_out, error);
+
+  cudaipc_server_set_pages_waiting_locked (s, FALSE);
+  return status;
 }
 
 CudaIpcServerStatus

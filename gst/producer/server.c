@@ -74,6 +74,10 @@ cudaipc_server_new (CudaIpcDevice * dev, const CudaIpcServerConfig * config,
   /* HELLO names are bounded */
   s->name = g_strndup (config->name ? config->name : "", CUDAIPC_MAX_NAME - 1);
   s->n_slots = config->n_slots;
+  /* consumers give frames back through a page of shared memory, not a
+   * message each (ring/release-page.h); CUDAIPC_RELEASE_PAGE=0 keeps the
+   * messages, to compare the two */
+  s->release_pages = g_strcmp0 (g_getenv ("CUDAIPC_RELEASE_PAGE"), "0") != 0;
   if (callbacks)
     s->callbacks = *callbacks;
   s->user_data = user_data;
@@ -238,6 +242,7 @@ cudaipc_server_unref (CudaIpcServer * s)
   g_free (s->caps_str);
   g_free (s->segment_str);
   g_ptr_array_unref (s->holders);
+  g_free (s->tx_buf);
   cudaipc_server_pinned_clear (s);
   g_array_unref (s->peer_uids);
   g_array_unref (s->peer_gids);
@@ -431,6 +436,7 @@ cudaipc_server_get_stats (CudaIpcServer * s, CudaIpcServerStats * st)
     return;
 
   g_mutex_lock (&s->lock);
+  cudaipc_server_collect_releases_locked (s);
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
     CudaIpcServerClientStats cs;

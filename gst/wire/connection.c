@@ -32,6 +32,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <gst/gst.h>
+
 #include "wire/connection.h"
 #include "common/fdutil.h"
 
@@ -188,8 +190,8 @@ collect_fds (struct msghdr *mh, int *fds, guint max)
   return n;
 }
 
-gint
-cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
+static gint
+recv_one (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
 {
   int fds[CUDAIPC_MAX_MSG_FDS];
   struct msghdr mh = { 0 };
@@ -213,7 +215,7 @@ cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
   mh.msg_controllen = sizeof (conn->rx_control.buf);
 
   do {
-    n = recvmsg (conn->fd, &mh, MSG_CMSG_CLOEXEC);
+    n = recvmsg (conn->fd, &mh, MSG_CMSG_CLOEXEC | flags);
   } while (n < 0 && errno == EINTR);
   /* a peer that closed with messages of ours unread makes the kernel
    * report ECONNRESET once, before the messages it sent last (a BYE and
@@ -262,6 +264,39 @@ cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
 drop:
   cudaipc_close_fds (fds, MIN (n_fds, G_N_ELEMENTS (fds)));
   return ret;
+}
+
+gint
+cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
+{
+  return recv_one (conn, msg, 0);
+}
+
+gint
+cudaipc_conn_try_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
+{
+  return recv_one (conn, msg, MSG_DONTWAIT);
+}
+
+gint
+cudaipc_conn_send_built (CudaIpcConn * conn, guint8 * buf, gsize len)
+{
+  gssize n;
+
+  g_return_val_if_fail (conn != NULL, -EINVAL);
+  g_return_val_if_fail (buf != NULL && len >= CUDAIPC_HEADER_SIZE, -EINVAL);
+  g_return_val_if_fail (GST_READ_UINT16_LE (buf + 2) == 0, -EINVAL);
+
+  GST_WRITE_UINT32_LE (buf + CUDAIPC_HEADER_SEQ_OFFSET, conn->tx_seq + 1);
+  do {
+    n = send (conn->fd, buf, len, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return errno_to_ret (errno);
+  if ((gsize) n != len)
+    return -EIO;
+  conn->tx_seq++;
+  return 0;
 }
 
 gint

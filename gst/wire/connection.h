@@ -41,6 +41,12 @@ int cudaipc_conn_get_fd (const CudaIpcConn * conn);
 gint cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg);
 /* Receives and parses one message into @msg (cudaipc_msg_clear() it). */
 gint cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg);
+/* As recv(), but -EAGAIN at once where no message is there. */
+gint cudaipc_conn_try_recv (CudaIpcConn * conn, CudaIpcMsg * msg);
+/* Sends a message cudaipc_msg_build() made into @buf (@len bytes, no
+ * fds), with this connection's next header sequence written into it: one
+ * message built once goes to many connections. As send() otherwise. */
+gint cudaipc_conn_send_built (CudaIpcConn * conn, guint8 * buf, gsize len);
 /* Waits up to @timeout_ms (-1: forever) for the socket to be readable.
  * Returns 1 if readable, 0 on time-out, negative errno. */
 gint cudaipc_conn_wait (CudaIpcConn * conn, gint timeout_ms);

@@ -321,11 +321,11 @@ cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
   if (ret < 0)
     return ret;
 
-  /* SLOT has one fd per allocation, a RING with a fence page has one */
+  /* SLOT has one fd per allocation, a RING one per page it carries */
   if (msg->type == CUDAIPC_MSG_SLOT)
     expected_fds = msg->u.slot.n_allocs;
   else if (msg->type == CUDAIPC_MSG_RING)
-    expected_fds = (msg->u.ring.flags & CUDAIPC_RING_HAS_FENCE) ? 1 : 0;
+    expected_fds = CUDAIPC_RING_N_FDS (msg->u.ring.flags);
   else
     expected_fds = 0;
   if (msg->n_fds != expected_fds)
@@ -412,7 +412,7 @@ parse_ring (GstByteReader * r, guint n_fds, CudaIpcRingMsg * m)
   if (m->n_slots == 0 || reserved != 0 ||
       (m->flags & ~CUDAIPC_RING_FLAGS_KNOWN) != 0)
     return -EBADMSG;
-  if (n_fds != ((m->flags & CUDAIPC_RING_HAS_FENCE) ? 1u : 0u))
+  if (n_fds != CUDAIPC_RING_N_FDS (m->flags))
     return -EPROTO;
   if (m->n_slots > CUDAIPC_MAX_SLOTS)
     return -EMSGSIZE;

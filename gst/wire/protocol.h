@@ -59,6 +59,8 @@ typedef enum
 
 #define CUDAIPC_PROTOCOL_VERSION 3
 #define CUDAIPC_HEADER_SIZE 16
+/* where the header's sequence number is (a guint32, little endian) */
+#define CUDAIPC_HEADER_SEQ_OFFSET 8
 #define CUDAIPC_MAX_PAYLOAD (64 * 1024)
 #define CUDAIPC_MAX_MESSAGE (CUDAIPC_HEADER_SIZE + CUDAIPC_MAX_PAYLOAD)
 #define CUDAIPC_MAX_MSG_FDS CUDAIPC_MAX_ALLOCS
@@ -89,13 +91,23 @@ typedef enum
 #define CUDAIPC_CAP_PEER (1u << 1)      /* a consumer on another GPU, with
                                          * peer access to the producer's */
 #define CUDAIPC_CAP_FENCE (1u << 2)     /* the ring's fence page */
+#define CUDAIPC_CAP_RELEASE_PAGE (1u << 3)      /* releases through a page
+                                                 * (ring/release-page.h) */
 #define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER | \
-    CUDAIPC_CAP_FENCE)
+    CUDAIPC_CAP_FENCE | CUDAIPC_CAP_RELEASE_PAGE)
 
 /* RING flags */
 #define CUDAIPC_RING_HAS_FENCE (1u << 0)        /* one fd: the fence page */
 #define CUDAIPC_RING_LIVE (1u << 1)     /* the producer's stream is live */
-#define CUDAIPC_RING_FLAGS_KNOWN (CUDAIPC_RING_HAS_FENCE | CUDAIPC_RING_LIVE)
+#define CUDAIPC_RING_HAS_RELEASE_PAGE (1u << 2) /* one more fd (after the
+                                                 * fence page's): this
+                                                 * consumer's release page */
+#define CUDAIPC_RING_FLAGS_KNOWN (CUDAIPC_RING_HAS_FENCE | \
+    CUDAIPC_RING_LIVE | CUDAIPC_RING_HAS_RELEASE_PAGE)
+/* The fds a RING with @flags carries. */
+#define CUDAIPC_RING_N_FDS(flags) \
+    ((((flags) & CUDAIPC_RING_HAS_FENCE) ? 1u : 0u) + \
+    (((flags) & CUDAIPC_RING_HAS_RELEASE_PAGE) ? 1u : 0u))
 /* The fence page's size: one 64-bit word per slot, at 8 * slot. */
 #define CUDAIPC_FENCE_PAGE_SIZE 4096
 
@@ -133,7 +145,7 @@ typedef struct
   guint32 generation;
   guint32 n_slots;              /* 1..CUDAIPC_MAX_SLOTS */
   guint64 slot_size;            /* 1..CUDAIPC_MAX_SLOT_SIZE */
-  guint32 flags;                /* CUDAIPC_RING_*; HAS_FENCE: n_fds == 1 */
+  guint32 flags;                /* CUDAIPC_RING_*; n_fds: RING_N_FDS */
 } CudaIpcRingMsg;
 
 typedef struct

@@ -250,7 +250,8 @@ parse_pipeline (const gchar * desc)
 typedef struct
 {
   guint fds;
-  guint other_fds;              /* of them, those that are no socket */
+  guint other_fds;              /* of them, those that are no socket and
+                                 * no consumer's release page */
   guint64 rss_kb;
   guint64 gpu_free;
 } Resources;
@@ -271,7 +272,10 @@ count_fds (guint * other)
     g_autofree gchar *target = g_file_read_link (path, NULL);
 
     n++;
-    if (target && !g_str_has_prefix (target, "socket:"))
+    /* a consumer's release page, like its socket, lives as long as its
+     * connection */
+    if (target && !g_str_has_prefix (target, "socket:") &&
+        !g_str_has_prefix (target, "/memfd:cudaipc-release"))
       (*other)++;
   }
   if (dir)

@@ -375,8 +375,10 @@ connect_ok (void)
   fail_unless_equals_int (msg.u.hello.backend, CUDAIPC_BACKEND_HOST);
   fail_unless_equals_int (msg.u.hello.pid, getpid ());
   fail_unless_equals_string (msg.u.hello.name, "test-client");
-  /* the fence page, and no interprocess events with the host backend */
-  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_FENCE);
+  /* the fence page and the release page, and no interprocess events
+   * with the host backend */
+  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_FENCE |
+      CUDAIPC_CAP_RELEASE_PAGE);
   cudaipc_msg_clear (&msg);
 }
 

@@ -880,8 +880,14 @@ GST_START_TEST (test_ring_fence)
   /* unknown flags, and the reserved word */
   msg.n_fds = 0;
   len = build_ok (&msg, 1);
-  GST_WRITE_UINT32_LE (buf + RING_FLAGS, 4);
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, 8);
   expect_parse_error (len, 0, -EBADMSG);
+  /* a release page is one more fd, after the fence page's */
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, CUDAIPC_RING_HAS_RELEASE_PAGE);
+  expect_parse_error (len, 0, -EPROTO);
+  GST_WRITE_UINT32_LE (buf + RING_FLAGS, CUDAIPC_RING_HAS_RELEASE_PAGE |
+      CUDAIPC_RING_HAS_FENCE);
+  expect_parse_error (len, 1, -EPROTO);
   /* LIVE is known */
   len = build_ok (&msg, 1);
   GST_WRITE_UINT32_LE (buf + RING_FLAGS, CUDAIPC_RING_LIVE);

@@ -33,6 +33,7 @@
 #include "common/error.h"
 #include "common/fdutil.h"
 #include "ring/fence-page.h"
+#include "ring/release-page.h"
 #include "producer/server.h"
 #include "test-main.h"
 #include "test-util.h"
@@ -2021,6 +2022,97 @@ produce_fenced_size (CudaIpcServer * s, guint64 size, guint8 fill)
 
 #define produce_fenced(s, fill) produce_fenced_size ((s), page, (fill))
 
+/* A consumer with a release page gives frames back without a message:
+ * the producer frees a slot whose word names the frame in it, and nothing
+ * for a word naming another; while it waits for a slot the page says so,
+ * and a RELEASE then only wakes it, no more of those than frames given
+ * back through the page. */
+GST_START_TEST (test_release_page)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg got1, got2;
+  CudaIpcReleasePage *rp;
+  guint32 offered = 0;
+  GError *err = NULL;
+  CudaIpcConn *a;
+  CudaIpcMsg msg;
+  GThread *t;
+  Waiter w;
+  guint slot;
+  gint i;
+
+  a = join_asking ("pager", CUDAIPC_CAP_RELEASE_PAGE, &offered);
+  fail_unless (offered & CUDAIPC_CAP_RELEASE_PAGE);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  produce (s, page, 1);
+  recv_msg (a, &msg, CUDAIPC_MSG_RING);
+  fail_unless (msg.u.ring.flags & CUDAIPC_RING_HAS_RELEASE_PAGE);
+  fail_unless_equals_int (msg.n_fds, 1);
+  rp = cudaipc_release_page_open (msg.fds[0], &err);
+  msg.fds[0] = -1;
+  msg.n_fds = 0;
+  fail_unless (rp != NULL, "%s", err ? err->message : "?");
+  cudaipc_msg_clear (&msg);
+  for (i = 0; i < 2; i++) {
+    recv_msg (a, &msg, CUDAIPC_MSG_SLOT);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  expect_frame (a, &got1);
+  produce (s, page, 2);
+  expect_frame (a, &got2);
+
+  /* both slots held; a word naming another frame frees neither */
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () + 50000,
+          &slot), CUDAIPC_SERVER_TIMEOUT);
+  fail_if (cudaipc_release_page_release (rp, got1.slot, got1.seq + 7));
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () + 50000,
+          &slot), CUDAIPC_SERVER_TIMEOUT);
+  /* the frame's own number frees its slot, no message sent */
+  fail_if (cudaipc_release_page_release (rp, got1.slot, got1.seq));
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () +
+          WAIT_MS * 1000, &slot), CUDAIPC_SERVER_OK);
+  fail_unless_equals_int (slot, got1.slot);
+  cudaipc_server_abort (s, slot);
+  fail_unless_equals_uint64 (stat_of (s, "pager", "frames-released"), 1);
+
+  /* the slot is taken again; a producer waiting for the other one says
+   * so in the page, and the RELEASE that follows the word wakes it */
+  fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () +
+          WAIT_MS * 1000, &slot), CUDAIPC_SERVER_OK);
+  t = start_waiter (&w, s, g_get_monotonic_time () + WAIT_MS * 1000);
+  for (i = 0; i < WAIT_MS / 5; i++) {
+    if (cudaipc_release_page_release (rp, got2.slot, 0))
+      break;
+    g_usleep (5000);
+  }
+  fail_unless (i < WAIT_MS / 5, "the producer's wait is not in the page");
+  fail_unless (cudaipc_release_page_release (rp, got2.slot, got2.seq));
+  send_release (a, got2.generation, got2.slot, got2.seq);
+  g_thread_join (t);
+  fail_unless_equals_int (w.status, CUDAIPC_SERVER_OK);
+  fail_unless_equals_int (w.slot, got2.slot);
+  fail_unless (w.took < WAIT_MS * 1000 / 2);
+  cudaipc_server_abort (s, w.slot);
+  cudaipc_server_abort (s, slot);
+  fail_unless_equals_uint64 (stat_of (s, "pager", "frames-released"), 2);
+
+  /* two frames given back through the page: one more wake-up is taken,
+   * the next is a release of a frame it does not hold */
+  send_release (a, got2.generation, got2.slot, got2.seq);
+  expect_quiet (a, 100);
+  send_release (a, got2.generation, got2.slot, got2.seq);
+  expect_bye (a, CUDAIPC_BYE_PROTOCOL, "does not hold");
+  expect_notice ("left pager");
+
+  cudaipc_release_page_free (rp);
+  cudaipc_conn_free (a);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 /* ordering=fence on the host backend: the fence page is offered in HELLO,
  * its fd travels with RING to the consumers that asked for it, each
  * frame's word is its FRAME's number, and the frame is synchronised on
@@ -2039,7 +2131,8 @@ GST_START_TEST (test_fence_page_ordering)
   s = start_server_with (&config);
   fail_unless (cudaipc_server_get_fence_page (s) != NULL);
   a = join_asking ("reads-fence", CUDAIPC_CAP_FENCE, &offered);
-  fail_unless_equals_int (offered, CUDAIPC_CAP_FENCE);
+  fail_unless_equals_int (offered, CUDAIPC_CAP_FENCE |
+      CUDAIPC_CAP_RELEASE_PAGE);
   b = join_asking ("no-fence", 0, &offered);
   fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
 
@@ -2125,11 +2218,12 @@ GST_START_TEST (test_host_backend_no_events)
   g_clear_error (&err);
   cudaipc_fence_free (NULL);
 
-  /* the producer offers no events, and one who asks gets none */
+  /* the producer offers no events (only the release page), and one who
+   * asks gets none */
   fail_unless_equals_int (cudaipc_socket_connect (sock_path, &fd), 0);
   c = cudaipc_conn_new (fd);
   recv_msg (c, &msg, CUDAIPC_MSG_HELLO);
-  fail_unless_equals_int (msg.u.hello.caps, 0);
+  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_RELEASE_PAGE);
   cudaipc_msg_clear (&msg);
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
@@ -2417,6 +2511,7 @@ server_suite (void)
   tcase_add_test (tc, test_late_joiner);
   tcase_add_test (tc, test_host_backend_no_events);
   tcase_add_test (tc, test_fence_page_ordering);
+  tcase_add_test (tc, test_release_page);
   tcase_add_test (tc, test_consumers_cannot_write);
   tcase_add_test (tc, test_kernel_without_the_seal);
   return s;
