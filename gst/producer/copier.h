@@ -25,7 +25,11 @@
  * max_pending copies in flight copy() waits for them. Where the first frame is
  * nvcodec memory of the copier's device, adopt_context() moves the device
  * into that memory's CUDA context (a copy across contexts takes a slow
- * path), before the first ring exists.
+ * path), before any copy. A ring may exist by then: its VMM slots, and
+ * the fence page (registered portable), serve every context of the
+ * device. The slots' legacy events (EVENTS ordering) do not: they are
+ * made with the server's first ring, at the first acquire(), after the
+ * move.
  *
  * host backend: memcpy, nothing pending (with FENCE ordering the fence
  * word is stored after it); publish() is the server's.
@@ -77,10 +81,10 @@ CudaIpcCopier *cudaipc_copier_new (CudaIpcDevice * dev, guint max_pending,
 /* Waits for every copy in flight and frees; NULL is ignored. */
 void cudaipc_copier_free (CudaIpcCopier * copier);
 
-/* With the first frame, and only while no ring exists yet: where @buf's
- * memory is nvcodec's GstCudaMemory of the copier's device, the device
- * and the copies move into that memory's CUDA context. Anything else
- * leaves all as it is. FALSE only where the stream could not be made
+/* With the first frame, before its copy (later calls do nothing): where
+ * @buf's memory is nvcodec's GstCudaMemory of the copier's device, the
+ * device and the copies move into that memory's CUDA context. Anything
+ * else leaves all as it is. FALSE only where the stream could not be made
  * again in the new context: then no copy can run. */
 gboolean cudaipc_copier_adopt_context (CudaIpcCopier * copier,
     GstBuffer * buf, GError ** error);

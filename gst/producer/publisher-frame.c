@@ -235,9 +235,9 @@ cudaipc_publisher_publish (CudaIpcPublisher * pub,
   if (res != CUDAIPC_PUBLISH_OK)
     return res;
 
-  /* the first frame may move the copies into upstream's CUDA context */
-  if (pub->buffers && cudaipc_server_get_generation (pub->server) == 0 &&
-      !cudaipc_copier_adopt_context (pub->copier, buf, error))
+  /* the first frame may move the copies into upstream's CUDA context (the
+   * copier looks at one frame, the first, ring or no ring) */
+  if (pub->buffers && !cudaipc_copier_adopt_context (pub->copier, buf, error))
     return CUDAIPC_PUBLISH_NO_CONTEXT;
 
   if (pub->buffers)
