@@ -123,8 +123,8 @@ cuda_close (CudaIpcDevice * dev)
 static gboolean
 cuda_push (CudaIpcDevice * dev, GError ** error)
 {
-  return cudaipc_cuda_check (CU->CtxPushCurrent (dev->context),
-      "cuCtxPushCurrent", error);
+  return cudaipc_cuda_check (CU->CtxPushCurrent (g_atomic_pointer_get
+          (&dev->context)), "cuCtxPushCurrent", error);
 }
 
 static void

@@ -28,6 +28,8 @@ struct _CudaIpcDevice
   guint8 uuid[CUDAIPC_UUID_LEN];
   gchar *name;
   CUdevice cu_device;
+  /* atomic once open() set it: use_context() may replace it while another
+   * thread pushes it (a ring freed there) */
   CUcontext context;
   /* a context lent by use_context(): its owner, released after close() */
   gpointer context_owner;

@@ -123,7 +123,7 @@ cudaipc_device_get_name (CudaIpcDevice * dev)
 CUcontext
 cudaipc_device_get_context (CudaIpcDevice * dev)
 {
-  return dev->context;
+  return g_atomic_pointer_get (&dev->context);
 }
 
 void
@@ -134,9 +134,9 @@ cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context,
   g_return_if_fail (context != NULL);
   g_return_if_fail (dev->context_owner_release == NULL);
   /* the primary context stays retained: close() releases it by device */
-  dev->context = context;
   dev->context_owner = owner;
   dev->context_owner_release = release;
+  g_atomic_pointer_set (&dev->context, context);
 }
 
 gboolean

@@ -10,9 +10,10 @@
  *    It runs every pipeline on a machine without a GPU.
  *
  * A device is reference counted and may be used from any thread. Calls that
- * touch CUDA make the device's primary context current for their duration
- * (push/pop), so callers need no context of their own; code that issues its
- * own driver calls brackets them with cudaipc_device_push/pop.
+ * touch CUDA make the device's context (its primary context, unless
+ * use_context() gave another) current for their duration (push/pop), so
+ * callers need no context of their own; code that issues its own driver
+ * calls brackets them with cudaipc_device_push/pop.
  */
 #pragma once
 
@@ -63,13 +64,17 @@ void cudaipc_uuid_format (const guint8 uuid[CUDAIPC_UUID_LEN],
 CUcontext cudaipc_device_get_context (CudaIpcDevice * dev);
 
 /* Makes @context, a context on this device, the one the device's calls
- * run in, instead of the primary context (cuda backend; once, before
- * anything else of the device is made). @owner keeps @context alive: the
- * device calls @release (@owner) once it is closed, after its last use of
- * the context. VMM memory is used alike from every context of the device,
- * but a copy from memory allocated in another context goes through a slow
- * path (about 290 us for a 3 MB frame on an H200, against 13 us within
- * one context): a producer copies in its upstream's. */
+ * run in, instead of the primary context (cuda backend; once, before the
+ * producer's first copy; another thread may push the device meanwhile and
+ * gets either context). @owner keeps @context alive: the device calls
+ * @release (@owner) once it is closed, after its last use of the context.
+ * VMM memory, and host memory registered portable, are used alike from
+ * every context of the device, whichever was current when they were made
+ * (a ring may exist already); a CUDA event is not, and records only on a
+ * stream of its own context. A copy from memory allocated in another
+ * context goes through a slow path (about 290 us for a 3 MB frame on an
+ * H200, against 13 us within one context): a producer copies in its
+ * upstream's. */
 void cudaipc_device_use_context (CudaIpcDevice * dev, CUcontext context,
     gpointer owner, GDestroyNotify release);
 
