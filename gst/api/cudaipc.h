@@ -350,10 +350,11 @@ typedef struct
 CUDAIPC_API void cudaipc_producer_options_init (cudaipc_producer_options *
     options);
 /* A producer listening on @socket_path, of frames of @caps (raw video,
- * fixed: format, width, height, framerate); @options may be NULL. NULL on
- * a failure, whose text cudaipc_producer_last_error() gives: caps of
- * frames that have no bytes (a width or height of 0) included, which no
- * publish() could match. */
+ * fixed: format, width, height, framerate), with its ring for them made;
+ * @options may be NULL. NULL on a failure, whose text
+ * cudaipc_producer_last_error() gives: caps of frames that have no bytes
+ * (a width or height of 0) included, which no publish() could match, and
+ * a ring that cannot be made. */
 CUDAIPC_API cudaipc_producer *cudaipc_producer_new (const char *socket_path,
     const char *caps, const cudaipc_producer_options * options);
 /* The text of why the last cudaipc_producer_new() of this thread failed. */

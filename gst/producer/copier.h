@@ -25,11 +25,11 @@
  * max_pending copies in flight copy() waits for them. Where the first frame is
  * nvcodec memory of the copier's device, adopt_context() moves the device
  * into that memory's CUDA context (a copy across contexts takes a slow
- * path), before any copy. A ring may exist by then: its VMM slots, and
- * the fence page (registered portable), serve every context of the
- * device. The slots' legacy events (EVENTS ordering) do not: they are
- * made with the server's first ring, at the first acquire(), after the
- * move.
+ * path), before any copy. The ring may exist by then (the server makes it
+ * when caps are set): its VMM slots, and the fence page (registered
+ * portable), serve every context of the device. The slots' legacy events
+ * (EVENTS ordering) do not, so the server makes that ordering's first
+ * ring, and its events, at the first acquire(), after the move.
  *
  * host backend: memcpy, nothing pending (with FENCE ordering the fence
  * word is stored after it); publish() is the server's.

@@ -198,7 +198,11 @@ void cudaipc_publisher_set_live (CudaIpcPublisher * pub, gboolean live);
 
 /* The caps of the frames that follow (fixed raw video), and their
  * layout @info (the plane layout of a frame without a video meta, the
- * slots' least size). FALSE: they cannot be shared (server.h). */
+ * slots' least size). The ring for them is made now (server.h), so that
+ * the first buffer upstream takes from the in-place pool is a slot.
+ * FALSE: they cannot be shared (CUDAIPC_ERROR_LIMIT: too long, or frames
+ * too large for a slot), or no ring could be made for them (the ring's
+ * error, "Cannot allocate a ring ..."). */
 gboolean cudaipc_publisher_set_caps (CudaIpcPublisher * pub,
     GstCaps * caps, const GstVideoInfo * info, GError ** error);
 

@@ -16,10 +16,11 @@
  *                      every message to it (HELLO, the ring, caps, events,
  *                      BYE) and from it (HELLO, RELEASE, BYE), dropping it
  *
- * server.c calls server-ring.c (the first fence page) and server-io.c
- * (the thread); server-in-place.c calls server-ring.c (a slot) and
- * server.c (references); server-publish.c, server-ring.c and server-io.c
- * call server-client.c, which calls none of the others.
+ * server.c calls server-ring.c (the first fence page, the ring for new
+ * caps) and server-io.c (the thread); server-in-place.c calls
+ * server-ring.c (a slot) and server.c (references); server-publish.c,
+ * server-ring.c and server-io.c call server-client.c, which calls none of
+ * the others.
  */
 #pragma once
 
@@ -210,6 +211,16 @@ cudaipc_server_caps (const CudaIpcServer * s)
  * FENCE ordering; where AUTO cannot make it, frames are synchronised on
  * the host. FALSE (FENCE only) with @error. */
 gboolean cudaipc_server_make_fence_page (CudaIpcServer * s,
+    GError ** error);
+/* server-ring.c, with the lock, on the producer thread: builds a new
+ * ring where there is none, its slots are smaller than @size, or it was
+ * retired or the stream's liveness changed (before_replace first, where
+ * it replaces one), and sends it to the ready clients with the caps.
+ * TRUE where the ring in use is fit or the new one is; FALSE with @error,
+ * the ring in use unchanged. set_caps() calls it so that the ring exists
+ * before upstream asks the in-place pool for a buffer, acquire() so that
+ * a frame fits. */
+gboolean cudaipc_server_ensure_ring_locked (CudaIpcServer * s, guint64 size,
     GError ** error);
 /* server-ring.c, with the lock: a free slot of the ring for a frame of @size,
  * WRITING, waiting until @deadline_us as acquire() does. With @in_place

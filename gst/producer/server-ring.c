@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The server's ring and its fences: built by the first acquire(), replaced
- * when a frame does not fit or a consumer was dropped holding slots;
- * waiting for a free slot or a client, and dropping a stuck client
- * meanwhile (server-private.h has the map, server.h the contract).
+ * The server's ring and its fences: built when caps are set (else by the
+ * first acquire()), replaced when new caps or a frame do not fit or a
+ * consumer was dropped holding slots; waiting for a free slot or a
+ * client, and dropping a stuck client meanwhile (server-private.h has the
+ * map, server.h the contract).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -138,10 +139,9 @@ renew_fence_page_locked (CudaIpcServer * s)
   s->fence_page = page;
 }
 
-/* Builds a new ring when there is none, @size does not fit, or the ring
- * was retired. */
-static gboolean
-ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
+gboolean
+cudaipc_server_ensure_ring_locked (CudaIpcServer * s, guint64 size,
+    GError ** error)
 {
   CudaIpcRing *ring;
   guint64 want;
@@ -153,7 +153,7 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
       !s->before_replace (s->retire_ring ? "a consumer was dropped while it "
           "held slots: its frames must not change" : s->live_changed ?
           "the stream became live, or stopped being live" :
-          "a frame does not fit the slots", s->before_replace_data, error))
+          "frames no longer fit the slots", s->before_replace_data, error))
     return FALSE;
 
   want = MAX (size, s->min_slot_size);
@@ -190,6 +190,9 @@ ensure_ring_locked (CudaIpcServer * s, guint64 size, GError ** error)
   cudaipc_ring_unref (s->ring);
   s->ring = ring;
   make_fences_locked (s);
+  /* an in-place wait for a slot of the old ring (upstream's thread, while
+   * set_caps() replaced it) looks at the new ring's free slots now */
+  g_cond_broadcast (&s->cond);
 
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
@@ -321,7 +324,7 @@ take_slot_locked (CudaIpcServer * s, guint64 size, gint64 deadline_us,
         if (cudaipc_ring_get_n_free (s->ring) <= s->plain_lent)
           return CUDAIPC_SERVER_NO_RING;
       }
-    } else if (!ensure_ring_locked (s, size, error)) {
+    } else if (!cudaipc_server_ensure_ring_locked (s, size, error)) {
       return CUDAIPC_SERVER_ERROR;
     }
     slot = acquire_locked (s);

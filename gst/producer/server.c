@@ -278,10 +278,27 @@ cudaipc_server_set_live (CudaIpcServer * s, gboolean live)
   g_mutex_unlock (&s->lock);
 }
 
+/* Whether set_caps() makes the ring for frames of @frame_size; the lock
+ * is held. Not once stopped, nor for caps without a frame size; nor the
+ * first ring of EVENTS ordering on the cuda backend: the slots' events
+ * are made with it, in the device's context, and an event records only
+ * on a stream of its own context, while the first frame may still move
+ * the producer's copies into upstream's context (copier.h). That ring is
+ * the first acquire()'s, after the move. */
+static gboolean
+ring_at_caps_locked (CudaIpcServer * s, guint64 frame_size)
+{
+  if (s->stopped || frame_size == 0)
+    return FALSE;
+  return s->fences_made || s->ordering != CUDAIPC_ORDERING_EVENTS ||
+      cudaipc_device_get_backend (s->dev) != CUDAIPC_BACKEND_CUDA;
+}
+
 gboolean
 cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
     guint64 frame_size, GError ** error)
 {
+  guint32 generation;
   gsize len;
 
   g_return_val_if_fail (s != NULL, FALSE);
@@ -300,8 +317,21 @@ cudaipc_server_set_caps (CudaIpcServer * s, const gchar * caps,
   s->caps_str = g_strdup (caps);
   s->caps_id++;
   s->min_slot_size = frame_size;
-  /* clients without a ring get these caps with the ring */
-  if (s->ring) {
+  generation = s->generation;
+  /* the ring for these caps now, not at the first frame: the first buffer
+   * upstream takes from the in-place pool is then a slot of it. A new
+   * ring goes to the ready clients with these caps; the caps stay where
+   * it cannot be made, and the next acquire() tries again. */
+  if (ring_at_caps_locked (s, frame_size) &&
+      !cudaipc_server_ensure_ring_locked (s, frame_size, error)) {
+    g_prefix_error (error, "Cannot allocate a ring of %u slots for frames "
+        "of %" G_GUINT64_FORMAT " bytes: ", s->n_slots, frame_size);
+    g_mutex_unlock (&s->lock);
+    return FALSE;
+  }
+  /* the ring in use fits them: they go on their own (clients without a
+   * ring get them with the ring) */
+  if (s->ring && s->generation == generation) {
     for (GList * l = s->clients; l; l = l->next) {
       Client *c = l->data;
 

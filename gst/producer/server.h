@@ -11,10 +11,12 @@
  *    BYE, drops a client that has not answered when the handshake timeout
  *    passes, reads RELEASEs, and drops a client that breaks the protocol or
  *    goes away, giving back every slot it held at once;
- *  - keeps the ring: built by the first acquire, rebuilt with generation + 1
- *    when a frame no longer fits, and when a consumer was dropped as stuck
- *    or too slow while it held slots (the old ring is retired, never
- *    written again: a frame that consumer still pushes, or holds
+ *  - keeps the ring: built when caps are set, before the first frame, so
+ *    that the first buffer upstream takes from the in-place pool is a
+ *    slot (else by the first acquire); rebuilt with generation + 1 when
+ *    new caps or a frame no longer fit, and when a consumer was dropped
+ *    as stuck or too slow while it held slots (the old ring is retired,
+ *    never written again: a frame that consumer still pushes, or holds
  *    downstream, stays as it was; each importer's mapping keeps the old
  *    memory until its last frame goes);
  *    RING, one SLOT per slot (its fds) and CAPS
@@ -66,8 +68,10 @@
  * read before the I/O thread starts; only the stuck-client time-out
  * (set_client_timeout) may change while the server runs.
  *
- * Errors: new() and acquire() fail with a GError in CUDAIPC_ERROR (new():
- * _BUSY, _INVALID, _LIMIT, _IO; acquire(): what cudaipc_ring_new() gives).
+ * Errors: new(), set_caps() and acquire() fail with a GError in
+ * CUDAIPC_ERROR (new(): _BUSY, _INVALID, _LIMIT, _IO; set_caps(): _LIMIT,
+ * or what acquire() gives; acquire(): what cudaipc_ring_new() or
+ * before_replace gives).
  * Nothing a client does is an error of the server: that client is dropped
  * (with BYE and its reason where its socket still works) and the warning
  * callback says why.
@@ -171,11 +175,12 @@ typedef struct
    * beyond them gets BYE LOCAL and is closed at once. */
   guint max_pending;
   guint max_pending_per_user;
-  /* Called before a ring is replaced, by acquire() (a frame that does not
-   * fit, or a ring retired because a consumer was dropped while it held
-   * slots): nothing may write the old ring's slots once it returns, since
-   * the server lets go of them (a copier waits for its copies in flight).
-   * FALSE fails that acquire(). NULL: nothing to wait for. */
+  /* Called before a ring is replaced, by set_caps() or acquire() (caps or
+   * a frame that do not fit, a change of liveness, or a ring retired
+   * because a consumer was dropped while it held slots): nothing may
+   * write the old ring's slots once it returns, since the server lets go
+   * of them (a copier waits for its copies in flight). FALSE fails that
+   * set_caps() or acquire(). NULL: nothing to wait for. */
   CudaIpcServerSyncFunc before_replace;
   gpointer before_replace_data;
   /* default AUTO */
@@ -216,17 +221,25 @@ gboolean cudaipc_server_peer_allowed (CudaIpcServer * server, guint uid,
     guint gid);
 
 /* The caps of the frames that follow (gst_caps_to_string() form; shorter
- * than CUDAIPC_MAX_STRING, else CUDAIPC_ERROR_LIMIT). Sent to the ready
- * clients at once if there is a ring, else with the first ring. A ring
- * built from now on has slots of at least @frame_size bytes (0: no
- * minimum). */
+ * than CUDAIPC_MAX_STRING, else CUDAIPC_ERROR_LIMIT and nothing changes).
+ * A ring built from now on has slots of at least @frame_size bytes (0: no
+ * minimum). With @frame_size, the ring for them is made now, where the
+ * one in use does not fit them (or was retired, or the liveness changed):
+ * before_replace first, as acquire() does, then RING, the SLOTs and these
+ * caps to the ready clients; where the ring in use fits, the caps go to
+ * them at once. The first ring of EVENTS ordering on the cuda backend
+ * waits for the first acquire() (its events are of the context the first
+ * frame may choose, copier.h). Clients without a ring get the caps with
+ * it. FALSE where the ring cannot be made: "Cannot allocate a ring ..."
+ * with acquire()'s error (a slot size over the limit is _LIMIT); the caps
+ * are kept, nothing was sent, and the next acquire() tries again. */
 gboolean cudaipc_server_set_caps (CudaIpcServer * server, const gchar * caps,
     guint64 frame_size, GError ** error);
 
 /* Whether the stream is live (RING's LIVE bit, protocol.md): consumers'
  * default policy follows it. A ring built from now on carries it; where a
- * ring is in use and the value changes, the next acquire() builds a new
- * one. FALSE until set. */
+ * ring is in use and the value changes, the next set_caps() or acquire()
+ * builds a new one (set it before set_caps()). FALSE until set. */
 void cudaipc_server_set_live (CudaIpcServer * server, gboolean live);
 
 /* Deadlines are g_get_monotonic_time() values: -1 waits as long as it
@@ -304,8 +317,9 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  *
  * acquire_in_place() waits for a free slot until @deadline_us, as acquire()
  * does (stuck clients are dropped meanwhile), but it never builds or
- * replaces a ring, which only acquire() does, from the streaming thread:
- * NO_RING where there is no ring yet, it is to be replaced, its slots are
+ * replaces a ring, which only set_caps() and acquire() do, from the
+ * streaming thread: NO_RING where there is no ring yet (no caps, or
+ * EVENTS ordering's first ring), it is to be replaced, its slots are
  * smaller than @size, or the server was stopped (a pool that upstream kept
  * across a restart of the sink); NO_RING too, without a wait, while frames
  * upstream got as plain memory wait for render()'s copy and no more slots

@@ -394,7 +394,7 @@ GST_START_TEST (test_live_slow_consumer_says_so)
 GST_END_TEST;
 
 /* A producer that writes in place behind a queue (which keeps slots lent
- * to it), its first frames in plain memory before the ring exists, and a
+ * to it, from the first frame on: the ring is made at caps), and a
  * consumer that keeps its last eight frames: nobody waits on anybody for
  * good, every frame arrives. */
 GST_START_TEST (test_in_place_behind_queue_consumer_keeps_eight)

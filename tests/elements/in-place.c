@@ -2,8 +2,9 @@
 /*
  * elements suite: cuipcsink's in-place pool (docs/design.md, Writing in
  * place), with the host backend, driven through gst-check's GstHarness as
- * upstream: frames written into slots go out without a copy, and go on
- * doing so after plain frames queued before the first ring; a buffer
+ * upstream: frames written into slots go out without a copy, from the
+ * first buffer after caps (the ring is made at caps); writing in place
+ * goes on after plain frames queued before a ring that fits them; a buffer
  * upstream drops unpushed gives its slot back; a frame the producer's own
  * pipeline still holds is never written again meanwhile; a buffer that
  * comes back whole is lent again with its slot; a buffer that
@@ -140,16 +141,38 @@ counter (GstElement * sink, const gchar * name)
   return cudaipc_test_stats_uint64 (sink, name);
 }
 
+/* The generation of the sink's ring (0: none yet). */
+static guint
+generation (GstElement * sink)
+{
+  GstStructure *st = NULL;
+  guint g = G_MAXUINT;
+
+  g_object_get (sink, "stats", &st, NULL);
+  fail_unless (st != NULL);
+  fail_unless (gst_structure_get_uint (st, "generation", &g));
+  gst_structure_free (st);
+  return g;
+}
+
+/* Bytes of a frame of CAPS laid out with padding: more than a slot of the
+ * ring made for CAPS (a whole number of pages) holds. */
+static gsize
+padded_size (void)
+{
+  guint64 page = cudaipc_test_page ();
+
+  return (frame_size (CAPS) + page - 1) / page * page + page;
+}
+
 GST_START_TEST (test_frames_go_out_in_place)
 {
   GstElement *sink;
   GstHarness *h = sink_new (NULL, &sink);
   GstBufferPool *pool = proposed_pool (h, CAPS);
 
-  /* before the first frame there is no ring: plain memory, copied */
-  fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), 0)),
-      GST_FLOW_OK);
-  for (guint i = 1; i < 20; i++) {
+  /* the ring was made at caps: the first frame too is a slot */
+  for (guint i = 0; i < 20; i++) {
     GstBuffer *buf = acquire (pool);
 
     fail_unless (cudaipc_slot_pool_buffer_ticket (buf) != NULL,
@@ -157,8 +180,8 @@ GST_START_TEST (test_frames_go_out_in_place)
     fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
   }
   fail_unless_equals_uint64 (counter (sink, "frames-published"), 20);
-  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 19);
-  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 20);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 0);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
@@ -167,14 +190,25 @@ GST_START_TEST (test_frames_go_out_in_place)
 GST_END_TEST;
 
 /* Upstream with a queue (appsrc has one) takes frame i + 1 before frame i
- * reaches render(): the frames before the first ring are plain memory, and
+ * reaches render(), and asks for buffers larger than the caps' frames (a
+ * padded layout), which the ring made at caps does not fit: the frames
+ * before render() makes a ring that fits them are plain memory, and
  * writing in place resumes once a slot beyond their copies is free. */
 GST_START_TEST (test_queued_plain_frame_resumes_in_place)
 {
   GstElement *sink;
   GstHarness *h = sink_new (NULL, &sink);
-  GstBufferPool *pool = proposed_pool (h, CAPS);
-  GstBuffer *queued = fill (acquire (pool), 0);
+  GstCaps *caps = gst_caps_from_string (CAPS);
+  GstBufferPool *pool = cudaipc_test_downstream_pool (h->srcpad, caps,
+      padded_size ());
+  GstBuffer *queued;
+
+  gst_caps_unref (caps);
+  fail_unless (pool != NULL);
+  fail_unless_equals_int (generation (sink), 1);
+  queued = fill (acquire (pool), 0);
+  fail_unless (cudaipc_slot_pool_buffer_ticket (queued) == NULL,
+      "a slot of the ring made at caps was lent for a padded frame");
 
   for (guint i = 1; i < 20; i++) {
     GstBuffer *next = fill (acquire (pool), i);
@@ -189,6 +223,8 @@ GST_START_TEST (test_queued_plain_frame_resumes_in_place)
   fail_unless_equals_uint64 (counter (sink, "frames-published"), 20);
   fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 18);
   fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
+  /* render() replaced the ring for the first padded frame */
+  fail_unless_equals_int (generation (sink), 2);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
@@ -225,7 +261,9 @@ GST_START_TEST (test_unpushed_buffer_gives_slot_back)
   for (guint i = 0; i < RING; i++)
     fail_unless_equals_int (gst_harness_push (h, fill (lent[i], i + 1)),
         GST_FLOW_OK);
-  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), RING);
+  /* frame 0 too: the ring was made at caps */
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), RING + 1);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 0);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
@@ -259,13 +297,14 @@ GST_START_TEST (test_held_frame_never_rewritten)
     fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
   }
   check (kept, 1);
-  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 4 * RING - 1);
+  /* frames 0 to 4 * RING - 1, frame 0 too: the ring was made at caps */
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 4 * RING);
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
   /* pushed again, it was published already: copied */
   fail_unless_equals_int (gst_harness_push (h, kept), GST_FLOW_OK);
   /* its region went out twice, counted once each time */
   fail_unless_equals_uint64 (counter (sink, "metas-sent"), 2);
-  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 1);
 
   finish (h, sink, pool);
 }
@@ -303,7 +342,8 @@ GST_START_TEST (test_buffers_lent_again)
   /* a memory a slot, wrapped once */
   fail_unless (again >= n - RING, "%u of %u frames in a memory seen before",
       again, n);
-  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), n);
+  /* and frame 0: the ring was made at caps */
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), n + 1);
 
   /* a copy of the buffer shares its memory: the slot stays held */
   buf = fill (acquire (pool), 100);
@@ -350,29 +390,24 @@ GST_START_TEST (test_buffer_outlives_ring_and_sink)
   old = fill (acquire (pool), 1);
   fail_unless (cudaipc_slot_pool_buffer_ticket (old) != NULL);
 
-  /* a larger frame replaces the ring while upstream still has a slot */
+  /* caps of larger frames replace the ring while upstream still has a
+   * slot */
   {
     GstBuffer *big = gst_buffer_new_allocate (NULL, frame_size (BIG_CAPS),
         NULL);
 
     gst_harness_set_src_caps_str (h, BIG_CAPS);
+    fail_unless_equals_int (generation (sink), 2);
     fail_unless_equals_int (gst_harness_push (h, big), GST_FLOW_OK);
   }
-  {
-    GstStructure *st = NULL;
-    guint generation = 0;
-
-    g_object_get (sink, "stats", &st, NULL);
-    fail_unless (gst_structure_get_uint (st, "generation", &generation));
-    fail_unless_equals_int (generation, 2);
-    gst_structure_free (st);
-  }
+  fail_unless_equals_int (generation (sink), 2);
   check (old, 1);
   gst_harness_set_src_caps_str (h, CAPS);
   /* its slot is of the replaced ring: copied, intact */
   fail_unless_equals_int (gst_harness_push (h, old), GST_FLOW_OK);
-  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 0);
-  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 3);
+  /* frame 0 went in place; the big frame, plain memory, and old copied */
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 1);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 2);
 
   /* and one that outlives the sink */
   gst_buffer_pool_set_active (pool, FALSE);

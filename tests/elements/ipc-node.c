@@ -410,8 +410,9 @@ run_producer (const gchar * socket_path)
       cudaipc_test_add_metas (buf, i);
     if (gst_app_src_push_buffer (GST_APP_SRC (src), buf) != GST_FLOW_OK)
       break;
-    /* the ring exists once the first frame is rendered; sample before any
-     * consumer starts (GPU memory is counted for the whole device) */
+    /* the ring exists by the first frame (it is made at caps); sample
+     * before any consumer starts (GPU memory is counted for the whole
+     * device) */
     if (resources && i == 0) {
       g_usleep (300000);
       sample_resources (&steady);

@@ -356,8 +356,8 @@ GST_START_TEST (test_cuda_in_place)
       "place, %" G_GUINT64_FORMAT " copied\n", in_place, from_gpu);
   fail_unless_equals_uint64 (in_place + from_gpu, 60);
   if (GST_CHECK_VERSION (1, 24, 0) && cudaipc_gstcuda_can_wrap ())
-    /* the first frame, before any ring, is copied; a frame may be when
-     * every slot is held */
+    /* a frame may be copied when every slot is held (the ring is made
+     * at caps: the first frame is a slot too) */
     fail_unless (in_place >= 50, "only %" G_GUINT64_FORMAT " frames in place",
         in_place);
   else

@@ -4,9 +4,9 @@
  * the host backend, driven by raw clients written with connection.h and
  * protocol.h: the handshake and its refusals, the handshake timeout,
  * holds and releases across two clients, misbehaving clients, waits for a
- * slot (deadline, flushing, wake-up, a client that leaves), ring rebuilds
- * on a caps change, late joiners, shutdown, and a consumer that tries to
- * write what it was given to read.
+ * slot (deadline, flushing, wake-up, a client that leaves), the ring made
+ * with the caps and rebuilt on a caps change, late joiners, shutdown, and
+ * a consumer that tries to write what it was given to read.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE             /* memfd_create */
@@ -524,14 +524,16 @@ GST_START_TEST (test_handshake)
   /* no ring yet: nothing more */
   expect_quiet (c, 100);
 
+  /* the caps make the ring: it goes out with them, before any frame */
   fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 1);
+  expect_ring (c, 1, 2, 1, CAPS_SMALL, blocks);
   expect_quiet (c, 100);
   sent = produce (s, page, 0x5a);
   fail_unless_equals_int (sent.seq, 1);
   fail_unless_equals_int (sent.generation, 1);
   fail_unless_equals_int (sent.caps_id, 1);
 
-  expect_ring (c, 1, 2, 1, CAPS_SMALL, blocks);
   expect_frame (c, &got);
   fail_unless_equals_int (got.generation, 1);
   fail_unless_equals_int (got.slot, sent.slot);
@@ -1110,7 +1112,6 @@ GST_START_TEST (test_stale_release_ignored)
   CudaIpcFrameMsg old, cur, g;
   GError *err = NULL;
   CudaIpcConn *c;
-  CudaIpcMsg msg;
 
   c = join ("c1");
   fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
@@ -1118,13 +1119,12 @@ GST_START_TEST (test_stale_release_ignored)
   expect_ring (c, 1, 2, 1, CAPS_SMALL, NULL);
   expect_frame (c, &g);
 
-  /* a bigger frame: generation 2, while the client holds a slot of 1 */
+  /* bigger frames: generation 2 with the caps, while the client holds a
+   * slot of 1; the caps come once, with the new ring */
   fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  expect_ring (c, 2, 2, 2, CAPS_LARGE, NULL);
   cur = produce (s, 3 * page, 2);
   fail_unless_equals_int (cur.generation, 2);
-  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
-  cudaipc_msg_clear (&msg);
-  expect_ring (c, 2, 2, 2, CAPS_LARGE, NULL);
   expect_frame (c, &g);
 
   /* stale: counted, nothing else; the same slot index of generation 2
@@ -1159,7 +1159,6 @@ GST_START_TEST (test_release_flood_dropped)
   CudaIpcFrameMsg old, cur, g;
   CudaIpcConn *flood, *future, *good;
   GError *err = NULL;
-  CudaIpcMsg msg;
 
   flood = join ("flood");
   future = join ("future");
@@ -1180,8 +1179,6 @@ GST_START_TEST (test_release_flood_dropped)
   for (guint i = 0; i < 3; i++) {
     CudaIpcConn *c = i == 0 ? flood : i == 1 ? future : good;
 
-    recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
-    cudaipc_msg_clear (&msg);
     expect_ring (c, 2, 2, 2, CAPS_LARGE, NULL);
     expect_frame (c, &g);
   }
@@ -1758,40 +1755,54 @@ GST_START_TEST (test_caps_change_rebuilds_ring)
 
   c = join ("c1");
   fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
-  f = produce (s, page, 1);
   size = expect_ring (c, 1, 3, 1, CAPS_SMALL, NULL);
   fail_unless_equals_int (size, page);
+  f = produce (s, page, 1);
   expect_frame (c, &g);
   send_release (c, g.generation, g.slot, g.seq);
 
-  /* new caps go out at once, before any frame uses them */
+  /* caps of larger frames: a new ring at once, announced in full before
+   * any frame uses it, the caps once, with it */
   fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
-  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
-  fail_unless_equals_int (msg.u.caps.caps_id, 2);
-  fail_unless_equals_string (msg.u.caps.caps, CAPS_LARGE);
-  cudaipc_msg_clear (&msg);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 2);
+  size = expect_ring (c, 2, 3, 2, CAPS_LARGE, NULL);
+  fail_unless (size >= 3 * page);
   expect_quiet (c, 50);
 
-  /* a frame that does not fit: a new ring, announced in full */
   f = produce (s, 3 * page, 2);
   fail_unless_equals_int (f.generation, 2);
   fail_unless_equals_int (f.caps_id, 2);
-  size = expect_ring (c, 2, 3, 2, CAPS_LARGE, NULL);
-  fail_unless (size >= 3 * page);
   expect_frame (c, &g);
   fail_unless_equals_int (g.generation, 2);
   fail_unless_equals_int (g.caps_id, 2);
   fail_unless_equals_int (g.size, 3 * page);
-  fail_unless_equals_int (cudaipc_server_get_generation (s), 2);
   fail_unless_equals_int (stat_of (s, NULL, "generation"), 2);
+
+  /* caps the ring fits: they go out at once, alone, and no ring */
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  fail_unless_equals_int (msg.u.caps.caps_id, 3);
+  fail_unless_equals_string (msg.u.caps.caps, CAPS_SMALL);
+  cudaipc_msg_clear (&msg);
+  expect_quiet (c, 50);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 2);
 
   /* a smaller frame fits: no new ring */
   f = produce (s, page, 3);
   fail_unless_equals_int (f.generation, 2);
   expect_frame (c, &g);
   fail_unless_equals_int (g.seq, 3);
+  fail_unless_equals_int (g.caps_id, 3);
 
-  /* the caps limit */
+  /* a frame larger than its caps say still gets a ring of its own */
+  f = produce (s, 4 * page, 4);
+  fail_unless_equals_int (f.generation, 3);
+  size = expect_ring (c, 3, 3, 3, CAPS_SMALL, NULL);
+  fail_unless (size >= 4 * page);
+  expect_frame (c, &g);
+  fail_unless_equals_int (g.generation, 3);
+
+  /* the caps limit: nothing changes, nothing is sent */
   {
     gchar *huge = g_strnfill (CUDAIPC_MAX_STRING, 'x');
 
@@ -1800,8 +1811,84 @@ GST_START_TEST (test_caps_change_rebuilds_ring)
     g_clear_error (&err);
     g_free (huge);
   }
+  expect_quiet (c, 50);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 3);
 
   cudaipc_conn_free (c);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* RING of @generation, its LIVE bit @live, then its SLOTs and the CAPS
+ * of @caps_id. */
+static void
+expect_ring_live (CudaIpcConn * conn, guint32 generation, guint n_slots,
+    guint32 caps_id, gboolean live)
+{
+  CudaIpcMsg msg;
+
+  recv_msg (conn, &msg, CUDAIPC_MSG_RING);
+  fail_unless_equals_int (msg.u.ring.generation, generation);
+  fail_unless_equals_int (! !(msg.u.ring.flags & CUDAIPC_RING_LIVE), live);
+  cudaipc_msg_clear (&msg);
+  for (guint i = 0; i < n_slots; i++) {
+    recv_msg (conn, &msg, CUDAIPC_MSG_SLOT);
+    fail_unless_equals_int (msg.u.slot.generation, generation);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (conn, &msg, CUDAIPC_MSG_CAPS);
+  fail_unless_equals_int (msg.u.caps.caps_id, caps_id);
+  cudaipc_msg_clear (&msg);
+}
+
+/* The ring is made with the caps, before any frame: a client there gets
+ * it at once, one that joins before the first frame when it joins; caps
+ * that come with a change of liveness make a new ring at once, with its
+ * LIVE bit; caps without a frame size leave the ring to the first
+ * acquire(). */
+GST_START_TEST (test_ring_made_at_caps)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *early, *late;
+  CudaIpcFrameMsg f, g;
+  GError *err = NULL;
+
+  early = join ("early");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, 0, &err));
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 0);
+  expect_quiet (early, 50);
+
+  cudaipc_server_set_live (s, TRUE);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 1);
+  expect_ring_live (early, 1, 2, 2, TRUE);
+  expect_quiet (early, 50);
+
+  late = join ("late");
+  expect_ring_live (late, 1, 2, 2, TRUE);
+  expect_quiet (late, 50);
+
+  /* the same caps, the stream no longer live: a new ring, not a frame
+   * later */
+  cudaipc_server_set_live (s, FALSE);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 2);
+  expect_ring_live (early, 2, 2, 3, FALSE);
+  expect_ring_live (late, 2, 2, 3, FALSE);
+  expect_quiet (early, 50);
+
+  f = produce (s, page, 1);
+  fail_unless_equals_int (f.generation, 2);
+  fail_unless_equals_int (f.caps_id, 3);
+  expect_frame (early, &g);
+  fail_unless_equals_int (g.seq, f.seq);
+  expect_frame (late, &g);
+  fail_unless_equals_int (g.seq, f.seq);
+  fail_unless_equals_int (count_notices ("warning"), 0);
+
+  cudaipc_conn_free (early);
+  cudaipc_conn_free (late);
   cudaipc_server_free (s);
 }
 
@@ -2173,12 +2260,10 @@ GST_START_TEST (test_fence_page_ordering)
     fail_unless_equals_int (g.generation, 2);
   }
   {
-    CudaIpcMsg msg;
     CudaIpcFencePage *fence_new = NULL;
     CudaIpcFrameMsg g;
 
-    recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
-    cudaipc_msg_clear (&msg);
+    /* the new ring came with the caps: no CAPS of its own before it */
     expect_ring_fence (a, 2, &fence_new);
     fail_unless (fence_new != NULL);
     /* both of the new ring's slots written: the old page is as it was */
@@ -2439,8 +2524,9 @@ GST_START_TEST (test_consumers_cannot_write)
 GST_END_TEST;
 
 /* A kernel without F_SEAL_FUTURE_WRITE (before Linux 5.1): ordering=fence
- * fails at start, saying why, and a host ring cannot be made (nothing is
- * sent that consumers could write, and no consumer would take it). */
+ * fails at start, saying why, and a host ring cannot be made, at caps or
+ * later (nothing is sent that consumers could write, and no consumer
+ * would take it). */
 GST_START_TEST (test_kernel_without_the_seal)
 {
   CudaIpcServerConfig config = test_config (2);
@@ -2467,7 +2553,16 @@ GST_START_TEST (test_kernel_without_the_seal)
 
   s = start_server (2);
   fail_unless (cudaipc_server_get_fence_page (s) == NULL);
-  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  /* the ring is made with the caps: they fail, saying why */
+  fail_if (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  fail_unless (g_error_matches (err, CUDAIPC_ERROR,
+          CUDAIPC_ERROR_NOT_SUPPORTED), "%s", err->message);
+  fail_unless (g_str_has_prefix (err->message, "Cannot allocate a ring of 2 "
+          "slots for frames of "), "%s", err->message);
+  g_print ("server: %s\n", err->message);
+  g_clear_error (&err);
+  fail_unless_equals_int (cudaipc_server_get_generation (s), 0);
+  /* the caps were kept: acquire() tries again, and fails alike */
   fail_unless_equals_int (cudaipc_server_acquire (s, page, 0, &slot, &block,
           &err), CUDAIPC_SERVER_ERROR);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR,
@@ -2508,6 +2603,7 @@ server_suite (void)
   tcase_add_test (tc, test_garbage_drops_client);
   tcase_add_test (tc, test_flushing_and_wake);
   tcase_add_test (tc, test_caps_change_rebuilds_ring);
+  tcase_add_test (tc, test_ring_made_at_caps);
   tcase_add_test (tc, test_late_joiner);
   tcase_add_test (tc, test_host_backend_no_events);
   tcase_add_test (tc, test_fence_page_ordering);
