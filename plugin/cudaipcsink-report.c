@@ -41,6 +41,19 @@ gst_cu_ipc_sink_post_start_error (GstElement * self,
 }
 
 void
+gst_cu_ipc_sink_post_caps_error (GstElement * self, GstCaps * caps,
+    const GError * error)
+{
+  /* a render() that cannot make its ring says NO_SPACE_LEFT too */
+  if (g_error_matches (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT))
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", error->message),
+        ("caps %" GST_PTR_FORMAT, caps));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", error->message),
+        ("caps %" GST_PTR_FORMAT, caps));
+}
+
+void
 gst_cu_ipc_sink_warn_metas_dropped (GstElement * self, guint dropped)
 {
   GST_ELEMENT_WARNING (self, STREAM, ENCODE,

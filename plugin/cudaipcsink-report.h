@@ -17,6 +17,11 @@ G_BEGIN_DECLS
 void gst_cu_ipc_sink_post_start_error (GstElement * sink,
     CudaIpcPublisherFailed failed, const GError * error,
     const CudaIpcPublisherConfig * config);
+/* @caps could not be set (cudaipc_publisher_set_caps()): caps that
+ * cannot be shared are a negotiation error, a ring that cannot be made
+ * for them one of the resource. */
+void gst_cu_ipc_sink_post_caps_error (GstElement * sink, GstCaps * caps,
+    const GError * error);
 /* A frame that could not go out (@res, as publish() gave it): the error,
  * and ERROR. */
 GstFlowReturn gst_cu_ipc_sink_post_publish_error (GstElement * sink,

@@ -487,9 +487,9 @@ gst_cu_ipc_sink_set_caps (GstBaseSink * bsink, GstCaps * caps)
   apply_wait_locked (self);
   GST_OBJECT_UNLOCK (self);
   cudaipc_publisher_set_live (self->publisher, live);
+  /* the ring is made here: upstream's first buffer from the pool is a slot */
   if (!cudaipc_publisher_set_caps (self->publisher, caps, &info, &error)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", error->message),
-        ("caps %" GST_PTR_FORMAT, caps));
+    gst_cu_ipc_sink_post_caps_error (GST_ELEMENT (self), caps, error);
     return FALSE;
   }
   return TRUE;

@@ -4,8 +4,9 @@
  * properties and their defaults, pad templates, state changes with the
  * host backend, the periodic stats messages, and the errors a user sees
  * for a CUDA device that does not exist (on a machine with a driver or
- * without), a missing producer, a socket path taken by a live producer or
- * caps downstream does not take.
+ * without), a missing producer, a socket path taken by a live producer,
+ * a ring that cannot be made for the caps, or caps downstream does not
+ * take.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,6 +25,7 @@
 #include "test-main.h"
 #include "test-launch.h"
 #include "test-util.h"
+#include "test-writes.h"
 
 static gchar *sock;
 
@@ -332,6 +334,58 @@ GST_START_TEST (test_src_no_producer)
 
 GST_END_TEST;
 
+/* A ring that cannot be made (here: a kernel without the seal the host
+ * backend's slots need): the ring is made when caps arrive, so the sink
+ * refuses them there, saying why, in the words render() would use. */
+GST_START_TEST (test_sink_ring_refused_at_caps)
+{
+  GstElement *pipe, *sink;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+  GstBus *bus;
+
+  if (g_strcmp0 (g_getenv ("CK_FORK"), "no") == 0 ||
+      !cudaipc_test_without_future_write_seal ()) {
+    g_print ("SKIP: no seccomp filter in a process of this test's own\n");
+    return;
+  }
+  pipe = cudaipc_test_launch ("videotestsrc num-buffers=1 ! "
+      "video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
+      "cuipcsink name=sink socket-path=%s backend=host "
+      "wait-for-connection=false", sock);
+  sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  bus = gst_element_get_bus (pipe);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error posted");
+  fail_unless (GST_MESSAGE_SRC (msg) == GST_OBJECT (sink),
+      "the first error is not the sink's");
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NO_SPACE_LEFT), "not a resource error: %s",
+      err->message);
+  /* at caps, not at a frame */
+  fail_unless (debug && strstr (debug, "caps video/x-raw") != NULL,
+      "not refused at caps: %s", debug);
+  fail_unless (g_str_has_prefix (err->message, "Cannot allocate a ring of "
+          "4 slots for frames of 4608 bytes: "), "unclear error: %s",
+      err->message);
+  fail_unless (strstr (err->message, "F_SEAL_FUTURE_WRITE") != NULL,
+      "unclear error: %s", err->message);
+  fail_unless_equals_int (cudaipc_test_stats_uint64 (sink,
+          "frames-published"), 0);
+  g_clear_error (&err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  cudaipc_test_stop (pipe);
+}
+
+GST_END_TEST;
+
 /* Downstream that takes other caps than the producer's: the consumer's
  * error names the producer's caps, what downstream takes and the element
  * to put in between, before basesrc's "Internal data stream error". */
@@ -553,6 +607,7 @@ props_suite (void)
   tcase_add_test (tc, test_sink_path_of_live_producer);
   tcase_add_test (tc, test_src_no_producer);
   tcase_add_test (tc, test_src_not_negotiated);
+  tcase_add_test (tc, test_sink_ring_refused_at_caps);
   tcase_add_test (tc, test_sink_metas_doubt);
   tcase_add_test (tc, test_stats_messages);
   return s;
