@@ -3,8 +3,9 @@
  * elements suite: cuipcsink's in-place pool (docs/design.md, Writing in
  * place), with the host backend, driven through gst-check's GstHarness as
  * upstream: frames written into slots go out without a copy, from the
- * first buffer after caps (the ring is made at caps); writing in place
- * goes on after plain frames queued before a ring that fits them; a buffer
+ * first buffer after caps (the ring is made at caps, and again at caps of
+ * larger frames), also from videotestsrc; writing in place goes on after
+ * plain frames queued before a ring that fits them; a buffer
  * upstream drops unpushed gives its slot back; a frame the producer's own
  * pipeline still holds is never written again meanwhile; a buffer that
  * comes back whole is lent again with its slot; a buffer that
@@ -22,6 +23,8 @@
 #include <gst/video/video.h>
 
 #include "producer/slot-pool.h"
+#include "ring/block.h"
+#include "test-launch.h"
 #include "test-main.h"
 #include "test-pattern.h"
 #include "test-pool.h"
@@ -185,6 +188,115 @@ GST_START_TEST (test_frames_go_out_in_place)
   fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
 
   finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
+/* The ring is made when caps arrive: before any frame there is one, and
+ * the first buffers upstream takes from the pool are slots, also when it
+ * takes three at once before it pushes any. */
+GST_START_TEST (test_first_buffer_after_caps_in_place)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *pool;
+  GstBuffer *bufs[3];
+  guint n = 0;
+
+  fail_unless_equals_int (generation (sink), 1);
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), 0);
+  pool = proposed_pool (h, CAPS);
+  for (guint round = 0; round < 4; round++) {
+    for (guint i = 0; i < G_N_ELEMENTS (bufs); i++) {
+      CudaIpcSlotTicket *ticket;
+
+      bufs[i] = acquire (pool);
+      ticket = cudaipc_slot_pool_buffer_ticket (bufs[i]);
+      fail_unless (ticket != NULL, "buffer %u is not a slot", n + i);
+      fail_unless_equals_int (cudaipc_ring_get_generation
+          (cudaipc_slot_ticket_get_ring (ticket)), 1);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS (bufs); i++, n++)
+      fail_unless_equals_int (gst_harness_push (h, fill (bufs[i], n)),
+          GST_FLOW_OK);
+  }
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), n);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), n);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 0);
+  fail_unless_equals_uint64 (counter (sink, "frames-dropped"), 0);
+  fail_unless_equals_int (generation (sink), 1);
+
+  finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
+/* Caps of larger frames make a new ring at once: the next buffer upstream
+ * takes, from the pool for the new caps, is a slot of it. */
+GST_START_TEST (test_caps_change_next_buffer_in_new_ring)
+{
+  GstElement *sink;
+  GstHarness *h = sink_new (NULL, &sink);
+  GstBufferPool *pool = proposed_pool (h, CAPS);
+  CudaIpcSlotTicket *ticket;
+  GstBuffer *buf;
+
+  for (guint i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, fill (acquire (pool), i)),
+        GST_FLOW_OK);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 3);
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+
+  gst_harness_set_src_caps_str (h, BIG_CAPS);
+  fail_unless_equals_int (generation (sink), 2);
+  pool = proposed_pool (h, BIG_CAPS);
+  for (guint i = 3; i < 6; i++) {
+    buf = acquire (pool);
+    ticket = cudaipc_slot_pool_buffer_ticket (buf);
+    fail_unless (ticket != NULL, "frame %u after the caps is not a slot", i);
+    fail_unless_equals_int (cudaipc_ring_get_generation
+        (cudaipc_slot_ticket_get_ring (ticket)), 2);
+    fail_unless (cudaipc_block_get_size (cudaipc_slot_ticket_get_block
+            (ticket)) >= frame_size (BIG_CAPS));
+    fail_unless_equals_int (gst_harness_push (h, fill (buf, i)), GST_FLOW_OK);
+  }
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), 6);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 6);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 0);
+  fail_unless_equals_int (generation (sink), 2);
+
+  finish (h, sink, pool);
+}
+
+GST_END_TEST;
+
+/* videotestsrc takes its buffers from the pool the sink proposes: its
+ * first frame, too, goes out in place. */
+GST_START_TEST (test_videotestsrc_first_frame_in_place)
+{
+  GstElement *pipe = cudaipc_test_launch ("videotestsrc num-buffers=2 ! "
+      CAPS " ! cuipcsink name=sink socket-path=%s backend=host "
+      "wait-for-connection=false sync=false", sock);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipe), "sink");
+  GstBus *bus = gst_element_get_bus (pipe);
+  GstMessage *msg;
+
+  fail_unless (sink != NULL);
+  fail_if (gst_element_set_state (pipe, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS");
+  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (counter (sink, "frames-published"), 2);
+  fail_unless_equals_uint64 (counter (sink, "frames-in-place"), 2);
+  fail_unless_equals_uint64 (counter (sink, "copies-from-host"), 0);
+
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  cudaipc_test_stop (pipe);
 }
 
 GST_END_TEST;
@@ -583,6 +695,9 @@ in_place_suite (void)
 
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_frames_go_out_in_place);
+  tcase_add_test (tc, test_first_buffer_after_caps_in_place);
+  tcase_add_test (tc, test_caps_change_next_buffer_in_new_ring);
+  tcase_add_test (tc, test_videotestsrc_first_frame_in_place);
   tcase_add_test (tc, test_queued_plain_frame_resumes_in_place);
   tcase_add_test (tc, test_unpushed_buffer_gives_slot_back);
   tcase_add_test (tc, test_held_frame_never_rewritten);
