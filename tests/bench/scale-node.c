@@ -6,10 +6,12 @@
  *
  *   scale-node producer --dir D --first I --streams K [--fps 30]
  *       [--seconds S] [--width W --height H] [--backend cuda|host]
- *       [--clients C]
+ *       [--clients C] [--source host|device]
  *     K streams in one pipeline, appsrc ! cuipcsink socket-path=D/cam-<n>
  *     .sock (n = I .. I+K-1, on-full=wait), each fed with copies of one
- *     NV12 frame in system memory at --fps, stamped on CLOCK_MONOTONIC
+ *     NV12 frame at --fps (in system memory, as a camera's, which the sink
+ *     uploads; or with --source device in CUDA memory, as a GPU decoder's,
+ *     which the sink copies on the GPU), stamped on CLOCK_MONOTONIC
  *     (PTS) as it is pushed. Waits until every sink has C consumers, runs
  *     S seconds, ends each stream.
  *   scale-node consumer --dir D --streams N [--seconds S] [--max-held M]
@@ -35,11 +37,12 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
+#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include "test-bus.h"
 
-static gchar *dir, *backend;
+static gchar *dir, *backend, *source;
 static gint first, streams = 1, fps = 30, seconds = 60, width = 1920,
     height = 1080, clients = 3, max_held = 0;
 
@@ -52,6 +55,10 @@ static GOptionEntry entries[] = {
   {"width", 0, 0, G_OPTION_ARG_INT, &width, "producer: width (1920)", "W"},
   {"height", 0, 0, G_OPTION_ARG_INT, &height, "producer: height (1080)",
       "H"},
+  {"source", 0, 0, G_OPTION_ARG_STRING, &source,
+        "producer: where each stream's frame is, host (system memory, as "
+        "from a camera: the sink uploads it) or device (CUDA memory, as "
+        "from a GPU decoder: the sink copies it on the GPU) (host)", "S"},
   {"backend", 0, 0, G_OPTION_ARG_STRING, &backend,
       "producer: cuipcsink backend (cuda)", "B"},
   {"clients", 0, 0, G_OPTION_ARG_INT, &clients,
@@ -117,6 +124,48 @@ socket_of (gint n)
 
 #define bus_ok cudaipc_test_bus_ok
 
+/* One NV12 frame in CUDA memory (videotestsrc ! cudaupload), with its
+ * caps; the pipeline that made it stays in @holder, playing, so that its
+ * CUDA context does too. NULL where there is no cudaupload. */
+static GstBuffer *
+device_frame (GstElement ** holder, GstCaps ** caps)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 ! "
+      "video/x-raw,format=NV12,width=%d,height=%d,framerate=%d/1 ! "
+      "cudaupload ! video/x-raw(memory:CUDAMemory) ! appsink name=out "
+      "sync=false", width, height, fps);
+  GError *err = NULL;
+  GstElement *p = gst_parse_launch (desc, &err), *out;
+  GstSample *sample;
+  GstBuffer *buf = NULL;
+
+  g_free (desc);
+  /* a missing element is an error with a pipeline all the same */
+  if (err != NULL) {
+    g_printerr ("producer: %s\n", err->message);
+    g_clear_error (&err);
+    gst_clear_object (&p);
+    return NULL;
+  }
+  out = gst_bin_get_by_name (GST_BIN (p), "out");
+  gst_element_set_state (p, GST_STATE_PLAYING);
+  sample = out ? gst_app_sink_try_pull_sample (GST_APP_SINK (out),
+      30 * GST_SECOND) : NULL;
+  if (sample) {
+    buf = gst_buffer_ref (gst_sample_get_buffer (sample));
+    *caps = gst_caps_ref (gst_sample_get_caps (sample));
+    gst_sample_unref (sample);
+  }
+  gst_clear_object (&out);
+  if (buf == NULL) {
+    gst_element_set_state (p, GST_STATE_NULL);
+    gst_object_unref (p);
+    return NULL;
+  }
+  *holder = p;
+  return buf;
+}
+
 static int
 run_producer (void)
 {
@@ -126,6 +175,7 @@ run_producer (void)
   GstVideoInfo info;
   GstCaps *caps;
   GstBuffer *frame;
+  GstElement *holder = NULL;
   GstMapInfo map;
   guint64 pushed = 0, dropped = 0;
   gint64 start, deadline, cpu0;
@@ -135,12 +185,21 @@ run_producer (void)
   gst_video_info_set_format (&info, GST_VIDEO_FORMAT_NV12, width, height);
   GST_VIDEO_INFO_FPS_N (&info) = fps;
   GST_VIDEO_INFO_FPS_D (&info) = 1;
-  caps = gst_video_info_to_caps (&info);
-  frame = gst_buffer_new_allocate (NULL, info.size, NULL);
-  gst_buffer_map (frame, &map, GST_MAP_WRITE);
-  for (gsize i = 0; i < map.size; i++)
-    map.data[i] = (guint8) (i * 13 + 5);
-  gst_buffer_unmap (frame, &map);
+  if (g_strcmp0 (source, "device") == 0) {
+    frame = device_frame (&holder, &caps);
+    if (frame == NULL) {
+      g_printerr ("producer: no frame in CUDA memory (videotestsrc ! "
+          "cudaupload)\n");
+      return 1;
+    }
+  } else {
+    caps = gst_video_info_to_caps (&info);
+    frame = gst_buffer_new_allocate (NULL, info.size, NULL);
+    gst_buffer_map (frame, &map, GST_MAP_WRITE);
+    for (gsize i = 0; i < map.size; i++)
+      map.data[i] = (guint8) (i * 13 + 5);
+    gst_buffer_unmap (frame, &map);
+  }
 
   for (gint s = 0; s < streams; s++) {
     gchar *path = socket_of (first + s);
@@ -232,6 +291,10 @@ run_producer (void)
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pipeline);
   gst_buffer_unref (frame);
+  if (holder) {
+    gst_element_set_state (holder, GST_STATE_NULL);
+    gst_object_unref (holder);
+  }
   gst_caps_unref (caps);
   g_free (src);
   g_free (sink);

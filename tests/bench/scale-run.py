@@ -106,6 +106,7 @@ def run_count(args, n, env):
                                "--streams", str(min(k, n - i)),
                                "--clients", str(args.consumers),
                                "--backend", args.backend,
+                               "--source", args.source,
                                "--width", str(args.width),
                                "--height", str(args.height)] + common, env))
         for p in prods:
@@ -225,8 +226,10 @@ def make_plot(results, path):
     rows = [r for r in results["rows"]]
     xs = [r["streams"] for r in rows]
     frame_ms = 1e3 / results["fps"]
-    scale_plot.plot(path, "CUDAIPC: %s, %dX%d AT %d FPS, %d READERS" % (
-        results["backend"].upper(), results["width"], results["height"],
+    scale_plot.plot(path, "CUDAIPC: %s%s, %dX%d AT %d FPS, %d READERS" % (
+        results["backend"].upper(),
+        " FROM DEVICE" if results.get("source") == "device" else "",
+        results["width"], results["height"],
         results["fps"], results["consumers"]), xs, [
         ("WORST P99 MS (DASHED: ONE FRAME)",
          [r["p99_worst_us"] / 1e3 if r["p99_worst_us"] is not None else None
@@ -252,6 +255,10 @@ def main():
     ap.add_argument("--height", type=int, default=1080)
     ap.add_argument("--backend", default="auto",
                     help="cuda, host, or auto (cuda where nvidia-smi runs)")
+    ap.add_argument("--source", default="host", choices=["host", "device"],
+                    help="where the producers' frames are: host (system "
+                    "memory, as a camera's: the sink uploads each) or device "
+                    "(CUDA memory, as a GPU decoder's: copied on the GPU)")
     ap.add_argument("--latency-limit-ms", type=float, default=None,
                     help="the p99 a count must stay under (default one "
                     "frame time; 0: not checked)")
@@ -283,7 +290,8 @@ def main():
             subprocess.run(["nvidia-smi", "-L"], capture_output=True)
             .returncode == 0) else "host"
     counts = [int(x) for x in args.streams.split(",")]
-    results = {"backend": args.backend, "fps": args.fps, "width": args.width,
+    results = {"backend": args.backend, "source": args.source,
+               "fps": args.fps, "width": args.width,
                "reader_max_held": args.reader_max_held,
                "height": args.height, "seconds": args.seconds,
                "per_producer": args.per_producer,
