@@ -30,8 +30,9 @@ typedef enum
 } MtdKind;
 
 static gboolean
-encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
+encode_od (GstAnalyticsMtd * mtd, CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   gint x = 0, y = 0, width = 0, height = 0;
   gfloat conf = 0, r = 0;
 
@@ -44,9 +45,9 @@ encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
           &conf))
     return FALSE;
 #endif
-  return cudaipc_metas_put_str (w,
-      cudaipc_metas_quark_str (gst_analytics_od_mtd_get_obj_type (mtd))) &&
-      gst_byte_writer_put_int32_le (w, x) &&
+  return cudaipc_meta_writer_put_name (mw,
+      cudaipc_metas_quark_str (gst_analytics_od_mtd_get_obj_type (mtd)), -1,
+      FALSE) && gst_byte_writer_put_int32_le (w, x) &&
       gst_byte_writer_put_int32_le (w, y) &&
       gst_byte_writer_put_int32_le (w, width) &&
       gst_byte_writer_put_int32_le (w, height) &&
@@ -55,17 +56,18 @@ encode_od (GstAnalyticsMtd * mtd, GstByteWriter * w)
 }
 
 static gboolean
-encode_cls (GstAnalyticsMtd * mtd, GstByteWriter * w)
+encode_cls (GstAnalyticsMtd * mtd, CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   gsize n = gst_analytics_cls_mtd_get_length (mtd);
 
   if (n > CUDAIPC_MAX_META_ITEMS ||
       !gst_byte_writer_put_uint32_le (w, (guint32) n))
     return FALSE;
   for (gsize i = 0; i < n; i++) {
-    if (!cudaipc_metas_put_str (w,
+    if (!cudaipc_meta_writer_put_name (mw,
             cudaipc_metas_quark_str (gst_analytics_cls_mtd_get_quark (mtd,
-                    i))) ||
+                    i)), -1, FALSE) ||
         !gst_byte_writer_put_float32_le (w,
             gst_analytics_cls_mtd_get_level (mtd, i)))
       return FALSE;
@@ -90,8 +92,9 @@ encode_tracking (GstAnalyticsMtd * mtd, GstByteWriter * w)
 /* The entries this library carries, then the relations between them. */
 gboolean
 cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
+    CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   GstAnalyticsRelationMeta *rm = (GstAnalyticsRelationMeta *) meta;
   GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
   gpointer state = NULL;
@@ -124,8 +127,8 @@ cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
     ok = gst_byte_writer_put_uint32_le (w, mtd.id) &&
         gst_byte_writer_put_uint16_le (w, kind) &&
         gst_byte_writer_put_uint16_le (w, 0) &&
-        (kind == MTD_OD ? encode_od (&mtd, w) : kind == MTD_CLS ?
-        encode_cls (&mtd, w) : encode_tracking (&mtd, w));
+        (kind == MTD_OD ? encode_od (&mtd, mw) : kind == MTD_CLS ?
+        encode_cls (&mtd, mw) : encode_tracking (&mtd, w));
     g_array_append_val (ids, mtd.id);
   }
   rel_pos = gst_byte_writer_get_pos (w);
@@ -180,16 +183,13 @@ typedef struct
 static gboolean
 read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
 {
-  const gchar *s;
-
   if (!gst_byte_reader_get_uint32_le (r, &m->id) ||
       !gst_byte_reader_get_uint16_le (r, &m->kind) ||
       !gst_byte_reader_skip (r, 2))
     return cudaipc_metas_bad (error, "an analytics entry is truncated");
   switch (m->kind) {
     case MTD_OD:
-      if (!cudaipc_metas_get_str (r, &s, error) ||
-          !cudaipc_metas_peer_quark (names, s, NULL, &m->type, error))
+      if (!cudaipc_meta_names_get (names, r, NULL, &m->type, error))
         return FALSE;
       if (!gst_byte_reader_get_int32_le (r, &m->x) ||
           !gst_byte_reader_get_int32_le (r, &m->y) ||
@@ -203,8 +203,7 @@ read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
       if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
         return FALSE;
       for (guint i = 0; i < m->n; i++) {
-        if (!cudaipc_metas_get_str (r, &s, error) ||
-            !cudaipc_metas_peer_quark (names, s, NULL, &m->quarks[i], error))
+        if (!cudaipc_meta_names_get (names, r, NULL, &m->quarks[i], error))
           return FALSE;
         if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
           return cudaipc_metas_bad (error, "a classification is truncated");

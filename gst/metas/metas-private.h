@@ -12,18 +12,21 @@
  * one entry before it adds anything to the buffer. Both keep to the
  * limits of their entry.
  *
- * An encoder writes with a GstByteWriter over the blob, which never grows:
- * a put that does not fit returns FALSE, and so does a string over
- * CUDAIPC_MAX_META_STRING; the caller takes the writer back to where the
- * entry began. A decoder reads with a GstByteReader over one entry's
- * payload, which is untrusted: every get checks what is left first, and
- * every string it returns points into the blob, valid while the blob is.
- * What a decoder makes (structures, caps, the meta) is the buffer's once
+ * An encoder writes with the GstByteWriter of a CudaIpcMetaWriter over
+ * the blob, which never grows: a put that does not fit returns FALSE, and
+ * so does a string over CUDAIPC_MAX_META_STRING; names (region types,
+ * structure and field names, object and class names) are written as
+ * references to the frame's names (names.h). The caller takes the writer
+ * back to where the entry began, names and all, when the encoder fails.
+ * A decoder reads with a GstByteReader over one entry's payload, which is
+ * untrusted: every get checks what is left first, and every string it
+ * returns points into the blob, valid while the blob is; it reads names
+ * out of the frame's table. What a decoder makes (structures, caps, the meta) is the buffer's once
  * added to it, and the decoder's to free when it is not; a codec frees
  * whatever else it allocates before it returns.
  *
  * The table is constant, and a codec keeps no state between calls but for
- * the count of the names it made (structure-codec.h): any thread.
+ * the count of the names it made (names.h): any thread.
  */
 #pragma once
 
@@ -48,14 +51,19 @@ typedef enum
   CUDAIPC_META_KIND_REFERENCE_TIMESTAMP = 4,
   CUDAIPC_META_KIND_ANALYTICS = 5,
   CUDAIPC_META_KIND_SERIALIZED = 6,
+  CUDAIPC_META_KIND_NAMES = 7,  /* not a meta: the frame's names, first */
 } CudaIpcMetaKind;
+
+/* An entry's kind (u16), 0 (u16) and payload length (u32). */
+#define CUDAIPC_META_ENTRY_HEADER 8
 
 typedef struct _CudaIpcMetaCodec CudaIpcMetaCodec;
 
 /* Writes the payload of @meta's entry. FALSE when it does not fit in what
- * @w has left, is over a limit of @codec, or cannot be written. */
+ * @mw has left, is over a limit of @codec or of the frame's names, or
+ * cannot be written. */
 typedef gboolean CudaIpcMetaEncodeFunc (const CudaIpcMetaCodec * codec,
-    GstMeta * meta, GstByteWriter * w);
+    GstMeta * meta, CudaIpcMetaWriter * mw);
 
 /* Reads and checks all of an entry's payload from @r, then adds its meta
  * to @buf. FALSE with @error for a payload that breaks a rule; TRUE with
@@ -140,19 +148,26 @@ cudaipc_metas_get_str (GstByteReader * r, const gchar ** out, GError ** error)
   return TRUE;
 }
 
-/* A count of items, at most @limit. */
+/* A count of items read, at most @limit. */
+static inline gboolean
+cudaipc_metas_check_count (guint32 n, guint limit, GError ** error)
+{
+  if (n > limit) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+        "%u items, more than %u", n, limit);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* A count of items (u32), at most @limit. */
 static inline gboolean
 cudaipc_metas_get_count (GstByteReader * r, guint limit, guint32 * n,
     GError ** error)
 {
   if (!gst_byte_reader_get_uint32_le (r, n))
     return cudaipc_metas_bad (error, "a count is truncated");
-  if (*n > limit) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-        "%u items, more than %u", *n, limit);
-    return FALSE;
-  }
-  return TRUE;
+  return cudaipc_metas_check_count (*n, limit, error);
 }
 
 /* Nothing of the entry may be left once a meta is read. */

@@ -5,7 +5,9 @@
  * codecs, one entry per kind of meta, walked for each meta of a buffer
  * and for each entry of a blob. An entry is a kind (u16), 0 (u16), a
  * payload length (u32) and the payload; every integer little-endian, every
- * string a length (u32, the NUL included) and its bytes.
+ * string a length (u32, the NUL included) and its bytes. The frame's
+ * names, where its metas have any, come first, in an entry of their own
+ * (names.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -28,8 +30,6 @@
 #define GST_CAT_DEFAULT cudaipc_metas_debug
 
 #define SERIALIZABLE GST_CHECK_VERSION (1, 24, 0)
-
-#define ENTRY_HEADER 8
 
 /* Filters */
 
@@ -125,13 +125,13 @@ filter_allows (const CudaIpcMetaFilter * f, const gchar * name, GType api)
 #if SERIALIZABLE
 static gboolean
 encode_serialized (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
+    CudaIpcMetaWriter * mw)
 {
   GByteArray *data = g_byte_array_new ();
   gboolean ok;
 
   ok = gst_meta_serialize_simple (meta, data) && data->len > 0 &&
-      gst_byte_writer_put_data (w, data->data, data->len);
+      gst_byte_writer_put_data (&mw->w, data->data, data->len);
   g_byte_array_unref (data);
   return ok;
 }
@@ -394,9 +394,10 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
 {
   const Api *table = apis ();
   gpointer state = NULL;
-  GstByteWriter w;
+  CudaIpcMetaWriter mw;
+  GstByteWriter *w = &mw.w;
   GstMeta *meta;
-  guint n = 0, start;
+  guint n = 0, start, room, end;
 
   g_return_if_fail (GST_IS_BUFFER (buf));
   g_return_if_fail (blob != NULL && counts != NULL);
@@ -408,14 +409,13 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
   start = blob->len;
   if (start >= CUDAIPC_MAX_META_BYTES)
     return;
+  room = CUDAIPC_MAX_META_BYTES - start;
   g_byte_array_set_size (blob, CUDAIPC_MAX_META_BYTES);
-  gst_byte_writer_init_with_data (&w, blob->data, CUDAIPC_MAX_META_BYTES,
-      FALSE);
-  gst_byte_writer_set_pos (&w, start);
+  cudaipc_meta_writer_init (&mw, blob->data + start, room);
   while ((meta = gst_buffer_iterate_meta (buf, &state)) != NULL) {
     const gchar *name;
     const CudaIpcMetaCodec *codec = codec_of (table, meta, &name);
-    guint at = gst_byte_writer_get_pos (&w);
+    CudaIpcMetaMark mark;
     gboolean ok;
 
     if (!filter_allows (filter, name, meta->info->api))
@@ -430,26 +430,43 @@ cudaipc_metas_encode (GstBuffer * buf, const CudaIpcMetaFilter * filter,
       counts->dropped++;
       continue;
     }
-    ok = gst_byte_writer_put_uint16_le (&w, codec->kind) &&
-        gst_byte_writer_put_uint16_le (&w, 0) &&
-        gst_byte_writer_put_uint32_le (&w, 0) &&
-        codec->encode (codec, meta, &w);
+    cudaipc_meta_writer_mark (&mw, &mark);
+    ok = gst_byte_writer_ensure_free_space (w, CUDAIPC_META_ENTRY_HEADER);
+    if (ok) {
+      /* the payload's length is written once it is known */
+      gst_byte_writer_put_uint16_le_unchecked (w, codec->kind);
+      gst_byte_writer_put_uint16_le_unchecked (w, 0);
+      gst_byte_writer_put_uint32_le_unchecked (w, 0);
+    }
+    ok = ok && codec->encode (codec, meta, &mw) &&
+        /* the names' entry, which goes in front, fits too */
+        gst_byte_writer_get_pos (w) + cudaipc_meta_writer_names_size (&mw)
+        <= room;
     if (!ok) {
       /* too large for what is left, over a limit, or not serializable:
-       * left out, and the writer back where the entry began */
+       * left out, and the writer back where the entry began, with the
+       * names it listed */
       GST_DEBUG ("%s left out: over a limit, the frame's metadata would be "
           "too large, or it did not serialize",
           g_type_name (meta->info->api));
       counts->dropped++;
-      gst_byte_writer_set_pos (&w, at);
+      cudaipc_meta_writer_rewind (&mw, &mark);
       continue;
     }
-    GST_WRITE_UINT32_LE (blob->data + at + 4,
-        gst_byte_writer_get_pos (&w) - at - ENTRY_HEADER);
+    GST_WRITE_UINT32_LE (blob->data + start + mark.pos + 4,
+        gst_byte_writer_get_pos (w) - mark.pos - CUDAIPC_META_ENTRY_HEADER);
     counts->carried++;
     n++;
   }
-  g_byte_array_set_size (blob, gst_byte_writer_get_pos (&w));
+  if (!cudaipc_meta_writer_finish (&mw, &end)) {
+    /* the room was kept entry by entry: not reached */
+    g_warn_if_reached ();
+    counts->dropped += n;
+    counts->carried -= n;
+    end = 0;
+  }
+  cudaipc_meta_writer_clear (&mw);
+  g_byte_array_set_size (blob, start + end);
 }
 
 /* Decoding */
@@ -481,7 +498,8 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
   GstByteReader r;
   guint n = 0;
   /* its strings point into @blob */
-  CudaIpcMetaNames names = { {NULL,}, };
+  CudaIpcMetaNames names;
+  gboolean ok = TRUE;
 
   g_return_val_if_fail (blob != NULL || len == 0, FALSE);
   g_return_val_if_fail (GST_IS_BUFFER (buf), FALSE);
@@ -494,20 +512,16 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
         CUDAIPC_MAX_META_BYTES);
     return FALSE;
   }
+  cudaipc_meta_names_init (&names);
   gst_byte_reader_init (&r, blob, len);
-  while (gst_byte_reader_get_remaining (&r) > 0) {
+  while (ok && gst_byte_reader_get_remaining (&r) > 0) {
+    gboolean first = gst_byte_reader_get_pos (&r) == 0;
     guint16 kind, reserved;
     guint32 size;
     const guint8 *data;
     GError *err = NULL;
     gboolean added;
 
-    if (n++ >= CUDAIPC_MAX_METAS) {
-      counts->dropped++;
-      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
-          "more than %d metas", CUDAIPC_MAX_METAS);
-      return FALSE;
-    }
     if (!gst_byte_reader_get_uint16_le (&r, &kind) ||
         !gst_byte_reader_get_uint16_le (&r, &reserved) ||
         !gst_byte_reader_get_uint32_le (&r, &size) ||
@@ -515,22 +529,49 @@ cudaipc_metas_decode (const guint8 * blob, gsize len, GstBuffer * buf,
       counts->dropped++;
       g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
           "meta %u: its header is truncated, names more bytes than there "
-          "are, or has a reserved field set", n);
-      return FALSE;
+          "are, or has a reserved field set", n + 1);
+      ok = FALSE;
+      break;
+    }
+    if (kind == CUDAIPC_META_KIND_NAMES) {
+      GstByteReader nr = GST_BYTE_READER_INIT (data, size);
+
+      /* the names of the frame's metas, which refer to them: first, once */
+      if (!first)
+        cudaipc_metas_bad (&err, "a names entry that is not the first");
+      else
+        cudaipc_meta_names_read (&names, &nr, &err);
+      if (err != NULL) {
+        counts->dropped++;
+        g_set_error (error, CUDAIPC_ERROR, err->code, "the frame's names: %s",
+            err->message);
+        g_error_free (err);
+        ok = FALSE;
+      }
+      continue;
+    }
+    if (n++ >= CUDAIPC_MAX_METAS) {
+      counts->dropped++;
+      g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_LIMIT,
+          "more than %d metas", CUDAIPC_MAX_METAS);
+      ok = FALSE;
+      break;
     }
     if (!decode_one (&names, kind, data, size, buf, &added, &err)) {
       counts->dropped++;
       g_set_error (error, CUDAIPC_ERROR, err->code, "meta %u (kind %u): %s",
           n, kind, err->message);
       g_error_free (err);
-      return FALSE;
+      ok = FALSE;
+      break;
     }
     if (added)
       counts->carried++;
     else
       counts->skipped++;
   }
-  return TRUE;
+  cudaipc_meta_names_clear (&names);
+  return ok;
 }
 
 /* What the table carries, named once. */

@@ -25,6 +25,9 @@
  *                       meta that implements serialization
  *
  * GstVideoMeta is not carried as a meta: FRAME's planes are the layout.
+ * The names the metas carry (region types, structure and field names,
+ * object and class names) are listed once a frame, in an entry before
+ * the metas', which refer to them (names.h).
  *
  * The blob is untrusted on the consumer's side, like caps: its size, the
  * entries in it and the items in each are bounded (CUDAIPC_MAX_META_*),

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Structures in a meta's payload, and a producer's names made quarks
- * (structure-codec.h has the contract, docs/protocol.md the layout).
+ * Structures in a meta's payload (structure-codec.h has the contract,
+ * docs/protocol.md the layout).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -63,177 +63,125 @@ field_type_of (const GValue * v)
   }
 }
 
-/* GStreamer's rule for structure and field names, checked here since
- * gst_structure_new_empty() only asserts it: a letter, then letters,
- * digits and "/-_.:+". */
-gboolean
-cudaipc_metas_name_valid (const gchar * s)
-{
-  if (!g_ascii_isalpha (s[0]))
-    return FALSE;
-  for (const gchar * c = s + 1; *c; c++) {
-    if (!g_ascii_isalnum (*c) && !strchr ("/-_.:+", *c))
-      return FALSE;
-  }
-  return TRUE;
-}
-
-#if !GST_CHECK_VERSION (1, 26, 0)
-/* cudaipc_metas_name_valid() of a quark's string, remembered: a name's
- * validity never changes, and the encoder asks for the same few names on
- * every frame. A slot overwritten by another thread only costs a check
- * again. */
-static gboolean
-valid_quark (GQuark q)
-{
-  static gint seen[64];
-  guint i = q % G_N_ELEMENTS (seen);
-
-  if (q != 0 && (GQuark) g_atomic_int_get (&seen[i]) == q)
-    return TRUE;
-  if (q == 0 || !cudaipc_metas_name_valid (g_quark_to_string (q)))
-    return FALSE;
-  g_atomic_int_set (&seen[i], (gint) q);
-  return TRUE;
-}
-#endif
-
 /* Field and structure names: GStreamer 1.26 keeps them as GstIdStr, and
  * its quark calls make a quark of the string each time (a lock and a hash
- * lookup), so there they are read as strings. */
+ * lookup), so there they are read as strings, with their lengths. */
 #if GST_CHECK_VERSION (1, 26, 0)
 #define FIELD_ARG const GstIdStr * field
 #define FIELD_STR gst_id_str_as_str (field)
-#define FIELD_VALID cudaipc_metas_name_valid (FIELD_STR)
+#define FIELD_LEN gst_id_str_get_len (field)
 #define STRUCTURE_FOREACH gst_structure_foreach_id_str
-#define STRUCTURE_NAME_VALID(st) \
-    cudaipc_metas_name_valid (gst_structure_get_name (st))
 #else
 #define FIELD_ARG GQuark field
 #define FIELD_STR g_quark_to_string (field)
-#define FIELD_VALID valid_quark (field)
+#define FIELD_LEN -1
 #define STRUCTURE_FOREACH gst_structure_foreach
-#define STRUCTURE_NAME_VALID(st) valid_quark (gst_structure_get_name_id (st))
 #endif
 
+static gboolean
+put_structure_name (CudaIpcMetaWriter * mw, const GstStructure * st)
+{
+#if GST_CHECK_VERSION (1, 26, 0)
+  const GstIdStr *name = gst_structure_get_name_id_str (st);
+
+  return cudaipc_meta_writer_put_name (mw, gst_id_str_as_str (name),
+      gst_id_str_get_len (name), TRUE);
+#else
+  return cudaipc_meta_writer_put_name (mw, gst_structure_get_name (st), -1,
+      TRUE);
+#endif
+}
+
 /* A field that travels in binary: of a plain type, with a name the reader
- * takes (GStreamer's parser takes more: those go as text). */
+ * takes (GStreamer's parser takes more: those go as text). Asked only of
+ * a structure that did not go in fields. */
 static gboolean
 is_plain (FIELD_ARG, const GValue * v, gpointer user_data)
 {
-  return field_type_of (v) != 0 && FIELD_VALID;
+  return field_type_of (v) != 0 && cudaipc_metas_name_valid (FIELD_STR);
 }
 
 static gboolean
 plain_fields (const GstStructure * st)
 {
   return gst_structure_n_fields (st) <= CUDAIPC_MAX_META_ITEMS &&
-      STRUCTURE_NAME_VALID (st) && STRUCTURE_FOREACH (st, is_plain, NULL);
+      cudaipc_metas_name_valid (gst_structure_get_name (st)) &&
+      STRUCTURE_FOREACH (st, is_plain, NULL);
 }
 
 static gboolean
 put_field (FIELD_ARG, const GValue * v, gpointer user_data)
 {
-  GstByteWriter *w = user_data;
+  CudaIpcMetaWriter *mw = user_data;
+  GstByteWriter *w = &mw->w;
   FieldType t = field_type_of (v);
 
-  if (!is_plain (field, v, NULL) || !cudaipc_metas_put_str (w, FIELD_STR) ||
-      !gst_byte_writer_put_uint8 (w, t))
+  if (t == 0 || !cudaipc_meta_writer_put_name (mw, FIELD_STR, FIELD_LEN,
+          TRUE))
     return FALSE;
+  if (t == FIELD_STRING)
+    return gst_byte_writer_put_uint8 (w, t) &&
+        cudaipc_metas_put_str (w, g_value_get_string (v));
+  /* the type and a value of 8 bytes at most, checked once */
+  if (!gst_byte_writer_ensure_free_space (w, 9))
+    return FALSE;
+  gst_byte_writer_put_uint8_unchecked (w, t);
   switch (t) {
     case FIELD_INT:
-      return gst_byte_writer_put_int32_le (w, g_value_get_int (v));
+      gst_byte_writer_put_int32_le_unchecked (w, g_value_get_int (v));
+      break;
     case FIELD_UINT:
-      return gst_byte_writer_put_uint32_le (w, g_value_get_uint (v));
+      gst_byte_writer_put_uint32_le_unchecked (w, g_value_get_uint (v));
+      break;
     case FIELD_INT64:
-      return gst_byte_writer_put_int64_le (w, g_value_get_int64 (v));
+      gst_byte_writer_put_int64_le_unchecked (w, g_value_get_int64 (v));
+      break;
     case FIELD_UINT64:
-      return gst_byte_writer_put_uint64_le (w, g_value_get_uint64 (v));
+      gst_byte_writer_put_uint64_le_unchecked (w, g_value_get_uint64 (v));
+      break;
     case FIELD_DOUBLE:
-      return gst_byte_writer_put_float64_le (w, g_value_get_double (v));
+      gst_byte_writer_put_float64_le_unchecked (w, g_value_get_double (v));
+      break;
     case FIELD_FLOAT:
-      return gst_byte_writer_put_float32_le (w, g_value_get_float (v));
-    case FIELD_BOOLEAN:
-      return gst_byte_writer_put_uint8 (w, g_value_get_boolean (v) ? 1 : 0);
-    case FIELD_STRING:
-      return cudaipc_metas_put_str (w, g_value_get_string (v));
+      gst_byte_writer_put_float32_le_unchecked (w, g_value_get_float (v));
+      break;
     default:
-      return FALSE;
+      gst_byte_writer_put_uint8_unchecked (w, g_value_get_boolean (v) ? 1 : 0);
+      break;
   }
+  return TRUE;
 }
 
 gboolean
-cudaipc_metas_put_structure (GstByteWriter * w, const GstStructure * st)
+cudaipc_metas_put_structure (CudaIpcMetaWriter * mw, const GstStructure * st)
 {
-  guint at = gst_byte_writer_get_pos (w);
+  CudaIpcMetaMark mark;
   gint n = gst_structure_n_fields (st);
   gchar *text;
   gboolean ok;
 
-  /* in fields, in one pass: a field of another type (put_field says so)
-   * takes the writer back, and the structure goes as text */
-  if (n <= CUDAIPC_MAX_META_ITEMS && STRUCTURE_NAME_VALID (st) &&
-      gst_byte_writer_put_uint8 (w, STRUCT_FIELDS) &&
-      cudaipc_metas_put_str (w, gst_structure_get_name (st)) &&
-      gst_byte_writer_put_uint32_le (w, n) &&
-      STRUCTURE_FOREACH (st, put_field, w))
+  /* in fields, in one pass: a field of another type or a name GStreamer's
+   * rule refuses (put_field says so) takes the writer back, names and
+   * all, and the structure goes as text */
+  cudaipc_meta_writer_mark (mw, &mark);
+  if (n <= CUDAIPC_MAX_META_ITEMS &&
+      gst_byte_writer_put_uint8 (&mw->w, STRUCT_FIELDS) &&
+      put_structure_name (mw, st) &&
+      gst_byte_writer_put_uint16_le (&mw->w, n) &&
+      (n == 0 || STRUCTURE_FOREACH (st, put_field, mw)))
     return TRUE;
-  gst_byte_writer_set_pos (w, at);
+  cudaipc_meta_writer_rewind (mw, &mark);
   if (plain_fields (st))
-    /* plain, but no room left */
+    /* plain, but no room left, or too many names */
     return FALSE;
   text = gst_structure_to_string (st);
-  ok = gst_byte_writer_put_uint8 (w, STRUCT_TEXT) &&
-      cudaipc_metas_put_str (w, text);
+  ok = gst_byte_writer_put_uint8 (&mw->w, STRUCT_TEXT) &&
+      cudaipc_metas_put_str (&mw->w, text);
   g_free (text);
   return ok;
 }
 
 /* Reading */
-
-/* A name with a rule is checked once a blob, as its quark is looked up
- * once. */
-gboolean
-cudaipc_metas_peer_quark (CudaIpcMetaNames * names, const gchar * s,
-    const gchar * rule, GQuark * out, GError ** error)
-{
-  guint i;
-
-  if (s[0] == '\0') {
-    if (rule)
-      return cudaipc_metas_bad (error, rule);
-    *out = 0;
-    return TRUE;
-  }
-  /* the cache's strings point into the blob being decoded (reset at
-   * each decode) */
-  for (i = 0; i < CUDAIPC_META_NAMES_CACHED && names->str[i]; i++) {
-    if (names->str[i][0] == s[0] && strcmp (names->str[i], s) == 0)
-      break;
-  }
-  if (i < CUDAIPC_META_NAMES_CACHED && names->str[i]) {
-    if (rule && !names->valid[i]) {
-      if (!cudaipc_metas_name_valid (s))
-        return cudaipc_metas_bad (error, rule);
-      names->valid[i] = TRUE;
-    }
-    *out = names->quark[i];
-    return TRUE;
-  }
-  if (rule && !cudaipc_metas_name_valid (s))
-    return cudaipc_metas_bad (error, rule);
-  /* names from a producer become GQuarks, which live for the whole
-   * process: one budget for them all (media/peer-names.h) */
-  if (!cudaipc_peer_names_admit (s, error))
-    return FALSE;
-  *out = g_quark_from_string (s);
-  i = names->next;
-  names->str[i] = s;
-  names->quark[i] = *out;
-  names->valid[i] = rule != NULL;
-  names->next = (i + 1) % CUDAIPC_META_NAMES_CACHED;
-  return TRUE;
-}
 
 /* A structure string, bounded like an event's before it is parsed. */
 static GstStructure *
@@ -254,48 +202,50 @@ static gboolean
 get_field (GstByteReader * r, CudaIpcMetaNames * names, GstStructure * st,
     GError ** error)
 {
-  const gchar *name, *s;
+  const gchar *s;
   GQuark field;
   GValue v = G_VALUE_INIT;
+  guint16 ref;
   guint8 t, b;
-  gint32 i32;
-  guint32 u32;
-  gint64 i64;
-  guint64 u64;
-  gdouble d;
-  gfloat f;
   gboolean ok = TRUE;
 
-  if (!cudaipc_metas_get_str (r, &name, error) ||
-      !cudaipc_metas_peer_quark (names, name, "a field name is not one",
+  if (gst_byte_reader_get_remaining (r) < 3)
+    return cudaipc_metas_bad (error, "a field is truncated");
+  ref = gst_byte_reader_get_uint16_le_unchecked (r);
+  t = gst_byte_reader_get_uint8_unchecked (r);
+  if (!cudaipc_meta_names_lookup (names, ref, "a field name is not one",
           &field, error))
     return FALSE;
-  if (!gst_byte_reader_get_uint8 (r, &t))
-    return cudaipc_metas_bad (error, "a field is truncated");
   switch (t) {
     case FIELD_INT:
-      if ((ok = gst_byte_reader_get_int32_le (r, &i32)))
-        g_value_set_int (g_value_init (&v, G_TYPE_INT), i32);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 4))
+        g_value_set_int (g_value_init (&v, G_TYPE_INT),
+            gst_byte_reader_get_int32_le_unchecked (r));
       break;
     case FIELD_UINT:
-      if ((ok = gst_byte_reader_get_uint32_le (r, &u32)))
-        g_value_set_uint (g_value_init (&v, G_TYPE_UINT), u32);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 4))
+        g_value_set_uint (g_value_init (&v, G_TYPE_UINT),
+            gst_byte_reader_get_uint32_le_unchecked (r));
       break;
     case FIELD_INT64:
-      if ((ok = gst_byte_reader_get_int64_le (r, &i64)))
-        g_value_set_int64 (g_value_init (&v, G_TYPE_INT64), i64);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 8))
+        g_value_set_int64 (g_value_init (&v, G_TYPE_INT64),
+            gst_byte_reader_get_int64_le_unchecked (r));
       break;
     case FIELD_UINT64:
-      if ((ok = gst_byte_reader_get_uint64_le (r, &u64)))
-        g_value_set_uint64 (g_value_init (&v, G_TYPE_UINT64), u64);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 8))
+        g_value_set_uint64 (g_value_init (&v, G_TYPE_UINT64),
+            gst_byte_reader_get_uint64_le_unchecked (r));
       break;
     case FIELD_DOUBLE:
-      if ((ok = gst_byte_reader_get_float64_le (r, &d)))
-        g_value_set_double (g_value_init (&v, G_TYPE_DOUBLE), d);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 8))
+        g_value_set_double (g_value_init (&v, G_TYPE_DOUBLE),
+            gst_byte_reader_get_float64_le_unchecked (r));
       break;
     case FIELD_FLOAT:
-      if ((ok = gst_byte_reader_get_float32_le (r, &f)))
-        g_value_set_float (g_value_init (&v, G_TYPE_FLOAT), f);
+      if ((ok = gst_byte_reader_get_remaining (r) >= 4))
+        g_value_set_float (g_value_init (&v, G_TYPE_FLOAT),
+            gst_byte_reader_get_float32_le_unchecked (r));
       break;
     case FIELD_BOOLEAN:
       if ((ok = gst_byte_reader_get_uint8 (r, &b) && b <= 1))
@@ -323,7 +273,7 @@ cudaipc_metas_get_structure (GstByteReader * r, CudaIpcMetaNames * names,
   GstStructure *st;
   const gchar *s;
   GQuark name;
-  guint32 n;
+  guint16 ref, n;
   guint8 form;
 
   if (!gst_byte_reader_get_uint8 (r, &form)) {
@@ -337,10 +287,14 @@ cudaipc_metas_get_structure (GstByteReader * r, CudaIpcMetaNames * names,
     cudaipc_metas_bad (error, "a structure of an unknown form");
     return NULL;
   }
-  if (!cudaipc_metas_get_str (r, &s, error) ||
-      !cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &n, error))
+  if (gst_byte_reader_get_remaining (r) < 4) {
+    cudaipc_metas_bad (error, "a structure is truncated");
     return NULL;
-  if (!cudaipc_metas_peer_quark (names, s, "a structure name is not one",
+  }
+  ref = gst_byte_reader_get_uint16_le_unchecked (r);
+  n = gst_byte_reader_get_uint16_le_unchecked (r);
+  if (!cudaipc_metas_check_count (n, CUDAIPC_MAX_META_ITEMS, error) ||
+      !cudaipc_meta_names_lookup (names, ref, "a structure name is not one",
           &name, error))
     return NULL;
   st = gst_structure_new_id_empty (name);
@@ -352,4 +306,3 @@ cudaipc_metas_get_structure (GstByteReader * r, CudaIpcMetaNames * names,
   }
   return st;
 }
-

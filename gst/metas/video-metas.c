@@ -20,23 +20,27 @@
 
 gboolean
 cudaipc_metas_encode_roi (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
+    CudaIpcMetaWriter * mw)
 {
   GstVideoRegionOfInterestMeta *roi = (GstVideoRegionOfInterestMeta *) meta;
+  GstByteWriter *w = &mw->w;
   guint n = g_list_length (roi->params);
 
+  /* the type's reference, then the rest of the region, checked once */
   if (n > codec->max_items ||
-      !cudaipc_metas_put_str (w, cudaipc_metas_quark_str (roi->roi_type)) ||
-      !gst_byte_writer_put_int32_le (w, roi->id) ||
-      !gst_byte_writer_put_int32_le (w, roi->parent_id) ||
-      !gst_byte_writer_put_uint32_le (w, roi->x) ||
-      !gst_byte_writer_put_uint32_le (w, roi->y) ||
-      !gst_byte_writer_put_uint32_le (w, roi->w) ||
-      !gst_byte_writer_put_uint32_le (w, roi->h) ||
-      !gst_byte_writer_put_uint32_le (w, n))
+      !cudaipc_meta_writer_put_name (mw,
+          cudaipc_metas_quark_str (roi->roi_type), -1, FALSE) ||
+      !gst_byte_writer_ensure_free_space (w, 26))
     return FALSE;
+  gst_byte_writer_put_uint16_le_unchecked (w, n);
+  gst_byte_writer_put_int32_le_unchecked (w, roi->id);
+  gst_byte_writer_put_int32_le_unchecked (w, roi->parent_id);
+  gst_byte_writer_put_uint32_le_unchecked (w, roi->x);
+  gst_byte_writer_put_uint32_le_unchecked (w, roi->y);
+  gst_byte_writer_put_uint32_le_unchecked (w, roi->w);
+  gst_byte_writer_put_uint32_le_unchecked (w, roi->h);
   for (GList * l = roi->params; l; l = l->next) {
-    if (!cudaipc_metas_put_structure (w, l->data))
+    if (!cudaipc_metas_put_structure (mw, l->data))
       return FALSE;
   }
   return TRUE;
@@ -44,8 +48,9 @@ cudaipc_metas_encode_roi (const CudaIpcMetaCodec * codec, GstMeta * meta,
 
 gboolean
 cudaipc_metas_encode_timecode (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
+    CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   const GstVideoTimeCode *tc = &((GstVideoTimeCodeMeta *) meta)->tc;
   gchar *jam = tc->config.latest_daily_jam ?
       g_date_time_format_iso8601 (tc->config.latest_daily_jam) : NULL;
@@ -66,8 +71,9 @@ cudaipc_metas_encode_timecode (const CudaIpcMetaCodec * codec, GstMeta * meta,
 
 gboolean
 cudaipc_metas_encode_crop (const CudaIpcMetaCodec * codec, GstMeta * meta,
-    GstByteWriter * w)
+    CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   GstVideoCropMeta *crop = (GstVideoCropMeta *) meta;
 
   return gst_byte_writer_put_uint32_le (w, crop->x) &&
@@ -78,8 +84,9 @@ cudaipc_metas_encode_crop (const CudaIpcMetaCodec * codec, GstMeta * meta,
 
 gboolean
 cudaipc_metas_encode_reference_timestamp (const CudaIpcMetaCodec * codec,
-    GstMeta * meta, GstByteWriter * w)
+    GstMeta * meta, CudaIpcMetaWriter * mw)
 {
+  GstByteWriter *w = &mw->w;
   GstReferenceTimestampMeta *ref = (GstReferenceTimestampMeta *) meta;
   gchar *caps = ref->reference ? gst_caps_to_string (ref->reference) : NULL;
   gboolean ok;
@@ -101,21 +108,24 @@ cudaipc_metas_decode_roi (const CudaIpcMetaCodec * codec, GstByteReader * r,
   /* all of a region's parameters are read before its meta is made; most
    * have one or two */
   GstStructure *few[8], **params = few;
-  const gchar *type;
+  guint16 type, n;
   gint32 id, parent;
-  guint32 x, y, w, h, n, got = 0;
+  guint32 x, y, w, h, got = 0;
   GQuark q;
   GstVideoRegionOfInterestMeta *roi;
 
-  if (!cudaipc_metas_get_str (r, &type, error) ||
-      !gst_byte_reader_get_int32_le (r, &id) ||
-      !gst_byte_reader_get_int32_le (r, &parent) ||
-      !gst_byte_reader_get_uint32_le (r, &x) ||
-      !gst_byte_reader_get_uint32_le (r, &y) ||
-      !gst_byte_reader_get_uint32_le (r, &w) ||
-      !gst_byte_reader_get_uint32_le (r, &h) ||
-      !cudaipc_metas_get_count (r, codec->max_items, &n, error))
-    goto fail;
+  if (gst_byte_reader_get_remaining (r) < 28)
+    return cudaipc_metas_bad (error, "a region of interest is truncated");
+  type = gst_byte_reader_get_uint16_le_unchecked (r);
+  n = gst_byte_reader_get_uint16_le_unchecked (r);
+  id = gst_byte_reader_get_int32_le_unchecked (r);
+  parent = gst_byte_reader_get_int32_le_unchecked (r);
+  x = gst_byte_reader_get_uint32_le_unchecked (r);
+  y = gst_byte_reader_get_uint32_le_unchecked (r);
+  w = gst_byte_reader_get_uint32_le_unchecked (r);
+  h = gst_byte_reader_get_uint32_le_unchecked (r);
+  if (!cudaipc_metas_check_count (n, codec->max_items, error))
+    return FALSE;
   if (n > G_N_ELEMENTS (few))
     params = g_new (GstStructure *, n);
   for (; got < n; got++) {
@@ -124,7 +134,7 @@ cudaipc_metas_decode_roi (const CudaIpcMetaCodec * codec, GstByteReader * r,
       goto fail;
   }
   if (!cudaipc_metas_at_end (r, error) ||
-      !cudaipc_metas_peer_quark (names, type, NULL, &q, error))
+      !cudaipc_meta_names_lookup (names, type, NULL, &q, error))
     goto fail;
 
   roi = gst_buffer_add_video_region_of_interest_meta_id (buf, q, x, y, w, h);
@@ -138,8 +148,6 @@ cudaipc_metas_decode_roi (const CudaIpcMetaCodec * codec, GstByteReader * r,
   return TRUE;
 
 fail:
-  if (error && *error == NULL)
-    cudaipc_metas_bad (error, "a region of interest is truncated");
   for (guint i = 0; i < got; i++)
     gst_structure_free (params[i]);
   if (params != few)

@@ -57,7 +57,7 @@ typedef enum
   CUDAIPC_BACKEND_AUTO = 2,
 } CudaIpcBackend;
 
-#define CUDAIPC_PROTOCOL_VERSION 3
+#define CUDAIPC_PROTOCOL_VERSION 4
 #define CUDAIPC_HEADER_SIZE 16
 /* where the header's sequence number is (a guint32, little endian) */
 #define CUDAIPC_HEADER_SEQ_OFFSET 8

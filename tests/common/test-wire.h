@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdarg.h>
 #include <string.h>
 #include <glib.h>
 #include <gst/gst.h>
@@ -53,4 +54,25 @@ wire_put_entry (GByteArray * b, guint16 kind, GByteArray * payload)
   wire_put16 (b, 0);
   wire_put32 (b, payload->len);
   g_byte_array_append (b, payload->data, payload->len);
+}
+
+/* A frame's names entry (kind 7), listing the names given, NULL last:
+ * metas name the i-th as i. */
+static inline void
+wire_put_names (GByteArray * b, const gchar * first, ...)
+{
+  GByteArray *p = g_byte_array_new ();
+  guint n = 0;
+  va_list ap;
+
+  wire_put32 (p, 0);
+  va_start (ap, first);
+  for (const gchar * s = first; s != NULL; s = va_arg (ap, const gchar *)) {
+    wire_put_str (p, s);
+    n++;
+  }
+  va_end (ap);
+  GST_WRITE_UINT32_LE (p->data, n);
+  wire_put_entry (b, 7, p);
+  g_byte_array_unref (p);
 }

@@ -74,10 +74,12 @@ blob_for (guint64 n)
   } else if (g_strcmp0 (mode, "deep") == 0) {
     GByteArray *p = g_byte_array_new ();
 
-    wire_put_str (p, "face");
+    /* no type (no names entry: the crop is first), one parameter, id,
+     * parent id and the rectangle */
+    wire_put16 (p, 0);
+    wire_put16 (p, 1);
     for (guint i = 0; i < 6; i++)
       wire_put32 (p, 1);
-    wire_put32 (p, 1);
     /* a parameter as text */
     g_byte_array_append (p, (const guint8 *) "", 1);
     wire_put_str (p, "p, v=(int){{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Frame metadata on the wire (metas.h): each meta this build carries
- * round-trips field by field, 200 regions of interest in one frame, the
+ * round-trips field by field, 200 regions of interest in one frame, a
+ * frame's names listed once (and up to the most a frame lists), the
  * filter's choices, the producer's limits, and a hostile producer's blobs
  * (truncated, oversized, too deep, too many, invalid values), which are
  * refused from the first bad entry while the entries before it stay.
@@ -213,6 +214,155 @@ GST_START_TEST (test_two_hundred_regions)
   }
   gst_buffer_unref (src);
   gst_buffer_unref (dst);
+}
+
+GST_END_TEST;
+
+/* How often @needle (with its NUL) is in @blob. */
+static guint
+count_in_blob (GByteArray * blob, const gchar * needle)
+{
+  gsize len = strlen (needle) + 1;
+  guint n = 0;
+
+  for (gsize i = 0; i + len <= blob->len; i++) {
+    if (memcmp (blob->data + i, needle, len) == 0)
+      n++;
+  }
+  return n;
+}
+
+/* A frame's names travel once, in its first entry, however many metas
+ * use them; a name only a refused attempt listed is not kept. */
+GST_START_TEST (test_names_listed_once)
+{
+  GstBuffer *src = gst_buffer_new (), *dst;
+  GByteArray *blob = g_byte_array_new ();
+  CudaIpcMetaCounts enc = { 0, };
+  GstVideoRegionOfInterestMeta *roi;
+
+  for (guint i = 0; i < 50; i++) {
+    roi = gst_buffer_add_video_region_of_interest_meta (src, "object", i, i,
+        8, 8);
+    roi->id = i;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
+            i / 50.0, "label", G_TYPE_STRING, "object", NULL));
+  }
+  /* a field name the binary form refuses: the structure goes as text,
+   * and the names the attempt listed are taken back */
+  gst_video_region_of_interest_meta_add_param (roi,
+      gst_structure_from_string ("late, /slash=(int)1, unheard=(int)2", NULL));
+  cudaipc_metas_encode (src, NULL, blob, &enc);
+  fail_unless_equals_int (enc.carried, 50);
+  /* the names entry first */
+  fail_unless_equals_int (GST_READ_UINT16_LE (blob->data), 7);
+  fail_unless_equals_int (count_in_blob (blob, "detection"), 1);
+  fail_unless_equals_int (count_in_blob (blob, "confidence"), 1);
+  fail_unless_equals_int (count_in_blob (blob, "label"), 1);
+  /* once as a name, 50 times as the label's value */
+  fail_unless_equals_int (count_in_blob (blob, "object"), 51);
+  fail_unless_equals_int (count_in_blob (blob, "late"), 0);
+  fail_unless_equals_int (count_in_blob (blob, "unheard"), 0);
+  g_byte_array_unref (blob);
+
+  dst = round_trip (src, NULL, NULL);
+  roi = gst_buffer_get_video_region_of_interest_meta_id (dst, 49);
+  fail_unless (roi != NULL);
+  fail_unless_equals_int (g_list_length (roi->params), 2);
+  {
+    const GstStructure *late =
+        gst_video_region_of_interest_meta_get_param (roi, "late");
+    gint v = 0;
+
+    fail_unless (late != NULL);
+    fail_unless (gst_structure_get_int (late, "/slash", &v) && v == 1);
+  }
+  gst_buffer_unref (src);
+  gst_buffer_unref (dst);
+}
+
+GST_END_TEST;
+
+/* More names than the few a writer holds inline (they are then hashed),
+ * up to the most a frame lists: a meta that would list more is left
+ * out. */
+GST_START_TEST (test_many_names)
+{
+  GstBuffer *src = gst_buffer_new (), *dst;
+  CudaIpcMetaCounts enc = { 0, };
+  GByteArray *blob = g_byte_array_new ();
+  guint carried = 0;
+
+  /* 300 regions, each of its own type and with a field of its own: 602
+   * names, listed */
+  for (guint i = 0; i < 300; i++) {
+    gchar *type = g_strdup_printf ("type-%u", i);
+    gchar *field = g_strdup_printf ("f%u", i);
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (src, type, i, 0, 4, 4);
+
+    roi->id = i;
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("p", field, G_TYPE_UINT, i, NULL));
+    /* and one that every other uses too */
+    gst_video_region_of_interest_meta_add_param (roi,
+        gst_structure_new ("shared", "v", G_TYPE_INT, -(gint) i, NULL));
+    g_free (type);
+    g_free (field);
+  }
+  dst = round_trip (src, NULL, &carried);
+  fail_unless_equals_int (carried, 300);
+  for (guint i = 0; i < 300; i += 37) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_get_video_region_of_interest_meta_id (dst, i);
+    gchar *type = g_strdup_printf ("type-%u", i);
+    gchar *field = g_strdup_printf ("f%u", i);
+    guint u = 0;
+    gint v = 0;
+
+    fail_unless (roi != NULL);
+    fail_unless_equals_string (g_quark_to_string (roi->roi_type), type);
+    fail_unless (gst_structure_get_uint
+        (gst_video_region_of_interest_meta_get_param (roi, "p"), field, &u));
+    fail_unless_equals_int (u, i);
+    fail_unless (gst_structure_get_int
+        (gst_video_region_of_interest_meta_get_param (roi, "shared"), "v",
+            &v));
+    fail_unless_equals_int (v, -(gint) i);
+    g_free (type);
+    g_free (field);
+  }
+  gst_buffer_unref (dst);
+  gst_buffer_unref (src);
+
+  /* five regions with 250 fields of their own each: the fifth would list
+   * names past the 1024th, and is left out */
+  src = gst_buffer_new ();
+  for (guint i = 0; i < 5; i++) {
+    GstVideoRegionOfInterestMeta *roi =
+        gst_buffer_add_video_region_of_interest_meta (src, "t", i, 0, 1, 1);
+    GstStructure *st = gst_structure_new_empty ("p");
+
+    for (guint f = 0; f < 250; f++) {
+      gchar *field = g_strdup_printf ("f%u", i * 250 + f);
+
+      gst_structure_set (st, field, G_TYPE_INT, f, NULL);
+      g_free (field);
+    }
+    roi->id = i;
+    gst_video_region_of_interest_meta_add_param (roi, st);
+  }
+  cudaipc_metas_encode (src, NULL, blob, &enc);
+  fail_unless_equals_int (enc.carried, 4);
+  fail_unless_equals_int (enc.dropped, 1);
+  g_byte_array_unref (blob);
+  dst = round_trip (src, NULL, &carried);
+  fail_unless_equals_int (carried, 4);
+  fail_unless (gst_buffer_get_video_region_of_interest_meta_id (dst, 3));
+  fail_if (gst_buffer_get_video_region_of_interest_meta_id (dst, 4));
+  gst_buffer_unref (dst);
+  gst_buffer_unref (src);
 }
 
 GST_END_TEST;
@@ -568,17 +718,20 @@ crop_payload (guint32 x)
   return p;
 }
 
+/* A region of interest whose type is the frame's @type-th name (0:
+ * none), with @n_params parameters, each the text @param (none where
+ * NULL). */
 static GByteArray *
-roi_payload (const gchar * type, guint n_params, const gchar * param)
+roi_payload (guint16 type, guint n_params, const gchar * param)
 {
   GByteArray *p = g_byte_array_new ();
 
-  wire_put_str (p, type);
+  wire_put16 (p, type);
+  wire_put16 (p, n_params);
   wire_put32 (p, 1);
   wire_put32 (p, 0);
   for (guint i = 0; i < 4; i++)
     wire_put32 (p, 5);
-  wire_put32 (p, n_params);
   for (guint i = 0; param && i < n_params; i++) {
     /* as text */
     g_byte_array_append (p, (const guint8 *) "", 1);
@@ -587,21 +740,22 @@ roi_payload (const gchar * type, guint n_params, const gchar * param)
   return p;
 }
 
-/* A region with one parameter in fields: @name, one field @field of
- * @type whose value is @value (@len bytes). */
+/* A region with one parameter in fields: the structure named by the
+ * frame's @name-th name, one field named by its @field-th, of @type,
+ * whose value is @value (@len bytes). */
 static GByteArray *
-roi_fields_payload (const gchar * name, const gchar * field, guint8 type,
+roi_fields_payload (guint16 name, guint16 field, guint8 type,
     const guint8 * value, guint len)
 {
-  GByteArray *p = roi_payload ("face", 0, NULL);
+  GByteArray *p = roi_payload (0, 0, NULL);
   guint8 one = 1;
 
-  /* n_params, the last u32, is 1 */
-  GST_WRITE_UINT32_LE (p->data + p->len - 4, 1);
+  /* n_params, the second u16, is 1 */
+  GST_WRITE_UINT16_LE (p->data + 2, 1);
   g_byte_array_append (p, &one, 1);
-  wire_put_str (p, name);
-  wire_put32 (p, 1);
-  wire_put_str (p, field);
+  wire_put16 (p, name);
+  wire_put16 (p, 1);
+  wire_put16 (p, field);
   g_byte_array_append (p, &type, 1);
   g_byte_array_append (p, value, len);
   return p;
@@ -666,53 +820,59 @@ GST_START_TEST (test_hostile_blobs)
   expect_refused (b, CUDAIPC_ERROR_INVALID, "left over", 0);
   g_byte_array_unref (p);
 
-  /* a region whose type has no NUL, whose parameters are too many, too
-   * deep, or do not parse */
+  /* a region whose parameters are too many, too deep, or do not parse */
   g_byte_array_set_size (b, 0);
-  p = g_byte_array_new ();
-  wire_put32 (p, 4);
-  g_byte_array_append (p, (const guint8 *) "face", 4);
-  wire_put_entry (b, 1, p);
-  g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "not one string", 0);
-  g_byte_array_set_size (b, 0);
-  p = roi_payload ("face", CUDAIPC_MAX_META_ITEMS + 1, NULL);
+  p = roi_payload (0, CUDAIPC_MAX_META_ITEMS + 1, NULL);
   wire_put_entry (b, 1, p);
   g_byte_array_unref (p);
   expect_refused (b, CUDAIPC_ERROR_LIMIT, "more than 256", 0);
   deep = g_strconcat ("p, v=(int)", "{{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}", NULL);
   g_byte_array_set_size (b, 0);
-  p = roi_payload ("face", 1, deep);
+  p = roi_payload (0, 1, deep);
   wire_put_entry (b, 1, p);
   g_byte_array_unref (p);
   expect_refused (b, CUDAIPC_ERROR_LIMIT, "nested more than 8", 0);
   g_free (deep);
   g_byte_array_set_size (b, 0);
-  p = roi_payload ("face", 1, "not a structure ,,, = =");
+  p = roi_payload (0, 1, "not a structure ,,, = =");
   wire_put_entry (b, 1, p);
   g_byte_array_unref (p);
   expect_refused (b, CUDAIPC_ERROR_INVALID, "does not parse", 0);
-  /* a parameter in fields: a name GStreamer would refuse, an unknown
-   * type, a boolean that is not one, a value cut short */
+  /* a region cut short */
+  g_byte_array_set_size (b, 0);
+  p = roi_payload (0, 0, NULL);
+  g_byte_array_set_size (p, 27);
+  wire_put_entry (b, 1, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "region of interest is truncated",
+      0);
+  /* a parameter in fields: a name GStreamer would refuse, none, an
+   * unknown type, a boolean that is not one, a value cut short, a name
+   * the frame does not list */
   {
     const guint8 eight[8] = { 0, }, two = 2;
     struct
     {
-      const gchar *name, *field;
+      guint16 name, field;
       guint8 type;
       const guint8 *value;
       guint len;
       const gchar *needle;
     } cases[] = {
-      {"9lives", "x", 1, eight, 4, "structure name is not one"},
-      {"ok", "bad field", 1, eight, 4, "field name is not one"},
-      {"ok", "x", 42, eight, 4, "unknown type"},
-      {"ok", "x", 7, &two, 1, "truncated or not valid"},
-      {"ok", "x", 4, eight, 3, "truncated or not valid"},
+      {3, 2, 1, eight, 4, "structure name is not one"},
+      {0, 2, 1, eight, 4, "structure name is not one"},
+      {1, 4, 1, eight, 4, "field name is not one"},
+      {1, 0, 1, eight, 4, "field name is not one"},
+      {1, 2, 42, eight, 4, "unknown type"},
+      {1, 2, 7, &two, 1, "truncated or not valid"},
+      {1, 2, 4, eight, 3, "truncated or not valid"},
+      {1, 5, 1, eight, 4, "not among the frame's names"},
+      {9, 2, 1, eight, 4, "not among the frame's names"},
     };
 
     for (guint i = 0; i < G_N_ELEMENTS (cases); i++) {
       g_byte_array_set_size (b, 0);
+      wire_put_names (b, "ok", "x", "9lives", "bad field", NULL);
       p = roi_fields_payload (cases[i].name, cases[i].field, cases[i].type,
           cases[i].value, cases[i].len);
       wire_put_entry (b, 1, p);
@@ -721,17 +881,59 @@ GST_START_TEST (test_hostile_blobs)
     }
   }
 
-  /* a string over the limit */
+  /* the frame's names: a name with no NUL, an empty one, one over the
+   * string limit, none listed, more than a frame lists, more than the
+   * entry holds, a names entry that is not the first */
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put32 (p, 1);
+  wire_put32 (p, 4);
+  g_byte_array_append (p, (const guint8 *) "face", 4);
+  wire_put_entry (b, 7, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "not one string", 0);
+  g_byte_array_set_size (b, 0);
+  wire_put_names (b, "face", "", NULL);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "a name is empty", 0);
   {
     gchar *big = g_strnfill (CUDAIPC_MAX_META_STRING, 'y');
 
     g_byte_array_set_size (b, 0);
-    p = roi_payload (big, 0, NULL);
-    wire_put_entry (b, 1, p);
-    g_byte_array_unref (p);
+    wire_put_names (b, big, NULL);
     expect_refused (b, CUDAIPC_ERROR_LIMIT, "a string of", 0);
     g_free (big);
   }
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put32 (p, 0);
+  wire_put_entry (b, 7, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "lists none", 0);
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put32 (p, 1025);
+  for (guint i = 0; i < 1025; i++)
+    wire_put_str (p, "n");
+  wire_put_entry (b, 7, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_LIMIT, "more than 1024", 0);
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put32 (p, 1000);
+  wire_put_str (p, "face");
+  wire_put_entry (b, 7, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "names entry is truncated", 0);
+  g_byte_array_set_size (b, 0);
+  p = crop_payload (1);
+  wire_put_entry (b, 3, p);
+  g_byte_array_unref (p);
+  wire_put_names (b, "face", NULL);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "not the first", 1);
+  g_byte_array_set_size (b, 0);
+  wire_put_names (b, "face", NULL);
+  wire_put_names (b, "face", NULL);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "not the first", 0);
 
   /* a time code that is not one, a daily jam that is not a time */
   g_byte_array_set_size (b, 0);
@@ -815,7 +1017,8 @@ GST_START_TEST (test_hostile_analytics)
   wire_put32 (p, 5);
   wire_put16 (p, 1);
   wire_put16 (p, 0);
-  wire_put_str (p, "thing");
+  /* no type */
+  wire_put16 (p, 0);
   for (guint i = 0; i < 4; i++)
     wire_put32 (p, 1);
   wire_put32 (p, 0);
@@ -843,6 +1046,31 @@ GST_START_TEST (test_hostile_analytics)
 GST_END_TEST;
 #endif
 
+/* A name the frame lists and no meta uses is never made a GQuark; one a
+ * meta uses is, once. */
+GST_START_TEST (test_unused_names_not_interned)
+{
+  GByteArray *b = g_byte_array_new (), *p;
+  GstBuffer *buf = gst_buffer_new ();
+  CudaIpcMetaCounts c = { 0, };
+  guint before = cudaipc_peer_names_count ();
+
+  wire_put_names (b, "cudaipc-listed-used", "cudaipc-listed-unused", NULL);
+  p = roi_payload (1, 0, NULL);
+  wire_put_entry (b, 1, p);
+  wire_put_entry (b, 1, p);
+  g_byte_array_unref (p);
+  fail_unless (cudaipc_metas_decode (b->data, b->len, buf, &c, NULL));
+  fail_unless_equals_int (c.carried, 2);
+  fail_unless (g_quark_try_string ("cudaipc-listed-used") != 0);
+  fail_unless (g_quark_try_string ("cudaipc-listed-unused") == 0);
+  fail_unless_equals_int (cudaipc_peer_names_count (), before + 1);
+  gst_buffer_unref (buf);
+  g_byte_array_unref (b);
+}
+
+GST_END_TEST;
+
 /* Names a consumer never saw become GQuarks, which are never freed: a
  * producer inventing new ones is cut off. Forked: it spends this
  * process's allowance. */
@@ -859,7 +1087,8 @@ GST_START_TEST (test_new_names_bounded)
     gchar *name = g_strdup_printf ("cudaipc-new-name-%u", i);
 
     g_byte_array_set_size (b, 0);
-    p = roi_payload (name, 0, NULL);
+    wire_put_names (b, name, NULL);
+    p = roi_payload (1, 0, NULL);
     wire_put_entry (b, 1, p);
     g_byte_array_unref (p);
     buf = gst_buffer_new ();
@@ -876,7 +1105,8 @@ GST_START_TEST (test_new_names_bounded)
   g_clear_error (&err);
   /* a known name still goes */
   g_byte_array_set_size (b, 0);
-  p = roi_payload ("cudaipc-new-name-1", 0, NULL);
+  wire_put_names (b, "cudaipc-new-name-1", NULL);
+  p = roi_payload (1, 0, NULL);
   wire_put_entry (b, 1, p);
   g_byte_array_unref (p);
   buf = gst_buffer_new ();
@@ -897,6 +1127,8 @@ metas_suite (void)
   tcase_add_test (tc, test_region_of_interest);
   tcase_add_test (tc, test_region_param_names_as_text);
   tcase_add_test (tc, test_two_hundred_regions);
+  tcase_add_test (tc, test_names_listed_once);
+  tcase_add_test (tc, test_many_names);
   tcase_add_test (tc, test_time_code_crop_reference);
 #ifdef HAVE_GST_ANALYTICS
   tcase_add_test (tc, test_analytics);
@@ -908,6 +1140,7 @@ metas_suite (void)
   tcase_add_test (tc, test_producer_limits);
   tcase_add_test (tc, test_hostile_blobs);
   tcase_add_test (tc, test_unknown_kind_skipped);
+  tcase_add_test (tc, test_unused_names_not_interned);
   /* (under LeakSanitizer: tests/lsan.supp names GLib's quark table) */
   tcase_add_test (tc, test_new_names_bounded);
   return s;
