@@ -207,18 +207,18 @@ ensure_caps (GstCuIpcSrc * self, GstCaps * caps)
 
 /* Frames */
 
-/* A buffer around the validated @frame (its memory taken). */
+/* A buffer around the validated @frame (its memory taken), without its
+ * metas (add_metas()). */
 static GstFlowReturn
 make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
     GstBuffer ** outbuf)
 {
-  g_autoptr (GError) metas_err = NULL;
   const CudaIpcFrameMsg *f = &frame->msg;
   GstBuffer *buf;
   GstFlowReturn ret;
 
   /* from here, unreffing the buffer releases the slot */
-  buf = cudaipc_reader_make_buffer (self->reader, frame, &metas_err);
+  buf = cudaipc_reader_make_buffer (self->reader, frame);
   ret = ensure_caps (self, frame->caps);
   if (ret != GST_FLOW_OK) {
     gst_buffer_unref (buf);
@@ -226,7 +226,7 @@ make_buffer (GstCuIpcSrc * self, CudaIpcClientFrame * frame,
   }
   if (self->announce)
     gst_cu_ipc_src_announce_connection (self, frame->caps);
-  gst_cu_ipc_src_warn_refusals (self, metas_err);
+  gst_cu_ipc_src_warn_refusals (self, NULL);
   cudaipc_downstream_stamp (self->downstream, f, buf, is_passthrough (self));
 
   GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT " in slot %u: %"
@@ -257,6 +257,23 @@ hand_out (GstCuIpcSrc * self, GstBuffer * buf, gboolean copy,
   return cudaipc_output_convert (self->output, buf, error);
 }
 
+/* @meta, the frame's metas, decoded onto @buf, the buffer that goes out:
+ * decoded onto the slot's own before a copy or a GstCudaMemory wrapper
+ * of it, they were copied over, which costs as much again (50 regions of
+ * interest with their parameters: as much as decoding them) and was on
+ * every frame's way downstream. */
+static GstBuffer *
+add_metas (GstCuIpcSrc * self, GstBuffer * buf, GBytes * meta)
+{
+  g_autoptr (GError) metas_err = NULL;
+
+  buf = gst_buffer_make_writable (buf);
+  cudaipc_reader_decode_metas (self->reader, meta, buf, &metas_err);
+  if (metas_err != NULL)
+    gst_cu_ipc_src_warn_refusals (self, metas_err);
+  return buf;
+}
+
 /* Streaming */
 
 static GstFlowReturn
@@ -264,6 +281,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
   GstCuIpcSrc *self = GST_CU_IPC_SRC (psrc);
   g_autoptr (GError) out_err = NULL;
+  g_autoptr (GBytes) meta = NULL;
   GstBuffer *buf = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean copy = FALSE;
@@ -283,6 +301,7 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       case CUDAIPC_READER_FRAME:
         copy = cudaipc_reader_should_copy (self->reader, &item.item.frame);
         dropped = item.item.frame.dropped_before;
+        meta = g_steal_pointer (&item.item.frame.meta);
         ret = make_buffer (self, &item.item.frame, &buf);
         break;
       case CUDAIPC_READER_EVENT:
@@ -319,6 +338,8 @@ gst_cu_ipc_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   if ((buf == NULL || out_err != NULL) &&
       !gst_cu_ipc_src_output_failed (self, out_err, buf != NULL))
     return GST_FLOW_ERROR;
+  if (meta != NULL)
+    buf = add_metas (self, buf, meta);
 
   cudaipc_downstream_buffer_out (self->downstream);
   GST_OBJECT_LOCK (self);

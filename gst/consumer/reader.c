@@ -590,16 +590,13 @@ cudaipc_reader_decode_metas (CudaIpcReader * r, GBytes * meta,
 }
 
 GstBuffer *
-cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame,
-    GError ** metas_error)
+cudaipc_reader_make_buffer (CudaIpcReader * r, CudaIpcClientFrame * frame)
 {
   GstBuffer *buf = gst_buffer_new ();
 
   /* from here, unreffing the buffer releases the slot */
   gst_buffer_append_memory (buf, g_steal_pointer (&frame->memory));
   cudaipc_media_apply_frame (buf, &frame->msg, &frame->info);
-  if (frame->meta)
-    cudaipc_reader_decode_metas (r, frame->meta, buf, metas_error);
   if (frame->discont)
     GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
   return buf;

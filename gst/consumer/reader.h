@@ -182,15 +182,16 @@ void cudaipc_reader_item_clear (CudaIpcReaderItem * item);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CudaIpcReaderItem, cudaipc_reader_item_clear);
 
 /* A buffer of @frame (its memory taken: unreffing the buffer releases the
- * slot) with its plane layout, flags, offsets and metas; timestamps are
- * the caller's (timing.h). Metas that break a rule are dropped, counted
- * as refused; the first such frame of a connection sets @metas_error,
- * for the caller to report. */
+ * slot) with its plane layout, flags and offsets; timestamps are the
+ * caller's (timing.h), and so are the metas (@frame's meta, for
+ * decode_metas()): they go onto the buffer that goes out, which may be
+ * a copy or a wrapper of this one, where metas copied over would cost
+ * as much as decoding them again. */
 GstBuffer *cudaipc_reader_make_buffer (CudaIpcReader * reader,
-    CudaIpcClientFrame * frame, GError ** metas_error);
-/* @meta, a FRAME's metas, decoded onto @buf as make_buffer() does: those
- * that break a rule are dropped, counted as refused, and the first such
- * frame of a connection sets @metas_error. */
+    CudaIpcClientFrame * frame);
+/* @meta, a FRAME's metas, decoded onto @buf (writable): those that break
+ * a rule are dropped, counted as refused, and the first such frame of a
+ * connection sets @metas_error, for the caller to report. */
 void cudaipc_reader_decode_metas (CudaIpcReader * reader, GBytes * meta,
     GstBuffer * buf, GError ** metas_error);
 /* "The producer 'NAME' (pid N) on PATH", for messages that blame it; the

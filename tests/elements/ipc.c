@@ -224,6 +224,32 @@ GST_START_TEST (test_metas_listed)
 
 GST_END_TEST;
 
+/* Frames that go out as copies (downstream holds slots: copy-threshold)
+ * carry their metas too: decoded onto the copy, not onto the slot's
+ * buffer first. */
+GST_START_TEST (test_metas_on_copies)
+{
+  Node *c, *p;
+
+  c = spawn_node ("consumer", "--expect-metas", "all", "--hold", "3",
+      "--src", "copy-threshold=1", NULL);
+  p = spawn_node ("producer", "--frames", "60", "--clients", "1", "--metas",
+      "--sink", "backend=" BACKEND " metas=all on-full=wait", NULL);
+  wait_node (p, 90);
+  wait_node (c, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (c);
+  fail_unless_equals_uint64 (field (c, "frames"), 60);
+  fail_unless_equals_uint64 (field (c, "bad"), 0);
+  fail_unless (field (c, "copied") > 0);
+  fail_unless_equals_uint64 (field (c, "metas_ok"), 60);
+  fail_unless_equals_uint64 (field (c, "metas_bad"), 0);
+  node_free (p);
+  node_free (c);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_holding_consumer)
 {
   Node *holder, *other, *p;
@@ -425,6 +451,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_metas_all);
   tcase_add_test (tc, test_metas_none);
   tcase_add_test (tc, test_metas_listed);
+  tcase_add_test (tc, test_metas_on_copies);
   tcase_add_test (tc, test_holding_consumer);
   tcase_add_test (tc, test_on_full_drop);
   tcase_add_test (tc, test_slow_consumer_gets_the_tail);
