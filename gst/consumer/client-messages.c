@@ -385,7 +385,7 @@ handle_slot (CudaIpcClient * client, CudaIpcMsg * msg,
 /* Frames */
 
 static CudaIpcClientStatus
-handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
+handle_frame (CudaIpcClient * client, CudaIpcFrameMsg * f,
     CudaIpcClientItem * item, GError ** error)
 {
   g_autoptr (GError) err = NULL;
@@ -477,11 +477,14 @@ handle_frame (CudaIpcClient * client, const CudaIpcFrameMsg * f,
   /* from here, unreffing the memory releases the slot */
   item->type = CUDAIPC_CLIENT_ITEM_FRAME;
   item->frame.msg = *f;
-  /* the message's blob goes with it: a copy of its own */
+  /* the message's blob goes with it, taken, not copied */
   item->frame.msg.meta = NULL;
   item->frame.msg.meta_len = 0;
-  if (f->meta_len > 0)
-    item->frame.meta = g_bytes_new (f->meta, f->meta_len);
+  if (f->meta_len > 0) {
+    item->frame.meta = g_bytes_new_take ((gpointer) f->meta, f->meta_len);
+    f->meta = NULL;
+    f->meta_len = 0;
+  }
   item->frame.memory = mem;
   item->frame.block = sb;
   item->frame.caps = gst_caps_ref (entry->caps);
@@ -573,6 +576,7 @@ cudaipc_client_read_one (CudaIpcClient * client, gint64 deadline,
 {
   CudaIpcClientStatus ret;
   CudaIpcMsg msg;
+  guint bytes;
   gint err;
 
   memset (item, 0, sizeof (*item));
@@ -606,8 +610,10 @@ cudaipc_client_read_one (CudaIpcClient * client, gint64 deadline,
     return CUDAIPC_CLIENT_ERROR;
   }
 
+  /* counted before handling: a FRAME's blob is taken from it */
+  bytes = msg_bytes (&msg);
   ret = handle_message (client, &msg, item, error);
-  item->bytes = msg_bytes (&msg);
+  item->bytes = bytes;
   cudaipc_msg_clear (&msg);
   return ret;
 }
