@@ -42,6 +42,8 @@ struct _CudaIpcCopier
                                  * device's context; NULL for host */
   guint max_pending;
   GQueue pending;               /* Pending*, oldest first */
+  GQueue done;                  /* Pending* whose copy landed: let go of
+                                 * once the frame in hand went out */
   gboolean checked;             /* adopt_context() looked at a frame */
   const gchar *logged_why;      /* the last fallback reason logged */
 
@@ -78,10 +80,20 @@ pending_free (gpointer data)
   g_free (p);
 }
 
+/* The buffers whose copy landed: freeing one can take microseconds (50
+ * regions of interest with their parameters, say), so it is done once
+ * the frame in hand is published, not on its way out. */
+static void
+let_go (CudaIpcCopier * c)
+{
+  g_queue_clear_full (&c->done, pending_free);
+}
+
 static void
 drop_pending (CudaIpcCopier * c)
 {
   g_queue_clear_full (&c->pending, pending_free);
+  let_go (c);
 }
 
 /* The stream: the device's context current */
@@ -113,9 +125,9 @@ sync_stream (CudaIpcCopier * c, Tally * t, GError ** error)
   return cudaipc_cuda_check (res, "cuStreamSynchronize", error);
 }
 
-/* Drops the buffers whose copy is done (the stream runs in order: the
- * oldest first) and, while @limit or more are pending, waits for the
- * oldest. */
+/* Moves the buffers whose copy is done (the stream runs in order: the
+ * oldest first) to those let go of after the next publish and, while
+ * @limit or more are pending, waits for the oldest. */
 static void
 reap_pending (CudaIpcCopier * c, guint limit, Tally * t)
 {
@@ -154,7 +166,7 @@ reap_pending (CudaIpcCopier * c, guint limit, Tally * t)
         GST_WARNING ("%s", error->message);
       return;
     }
-    pending_free (g_queue_pop_head (&c->pending));
+    g_queue_push_tail (&c->done, g_queue_pop_head (&c->pending));
   }
 }
 
@@ -219,6 +231,7 @@ cudaipc_copier_new (CudaIpcDevice * dev, guint max_pending, GError ** error)
   c->dev = cudaipc_device_ref (dev);
   c->max_pending = MAX (max_pending, 1);
   g_queue_init (&c->pending);
+  g_queue_init (&c->done);
   g_mutex_init (&c->lock);
   if (cudaipc_device_get_backend (dev) == CUDAIPC_BACKEND_CUDA &&
       !open_stream (c, error)) {
@@ -381,8 +394,10 @@ cudaipc_copier_copy (CudaIpcCopier * c, GstBuffer * buf,
     add_tally (c, &t);
     return FALSE;
   }
-  /* buffers whose copy is done go; with max_pending of them in flight,
-   * wait for the oldest */
+  /* buffers whose copy is done go after this frame is published (those
+   * of a frame that was not are let go now); with max_pending of them in
+   * flight, wait for the oldest */
+  let_go (c);
   reap_pending (c, c->max_pending, &t);
   if (page == NULL)
     fence = cudaipc_server_get_fence (server, slot);
@@ -475,6 +490,8 @@ cudaipc_copier_publish (CudaIpcCopier * c, CudaIpcServer * server,
   ok = cudaipc_server_publish_fenced (server, slot, frame,
       sync_before_publish, &d, n_clients, error);
   add_tally (c, &d.tally);
+  /* the frame is out: now the buffers of frames before it */
+  let_go (c);
   return ok;
 }
 
@@ -500,6 +517,7 @@ cudaipc_copier_prepare_in_place (CudaIpcCopier * c, GstBuffer * buf,
     }
     reap_pending (c, 0, &t);
     pop (c, &t);
+    let_go (c);
   }
   add_tally (c, &t);
   return TRUE;

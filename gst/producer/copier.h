@@ -21,7 +21,9 @@
  * ordering, no fence page and no event, a ready consumer that reads
  * neither) does publish() synchronise the stream on the host first. The
  * upstream buffer stays referenced (pending) until the fence word (read
- * on the CPU, no driver call) or the event says the copy is done; with
+ * on the CPU, no driver call) or the event says the copy is done, and is
+ * let go of once the frame copy() found that in is published: freeing a
+ * buffer (its metas, say) is no part of the next frame's way out. With
  * max_pending copies in flight copy() waits for them. Where the first frame is
  * nvcodec memory of the copier's device, adopt_context() moves the device
  * into that memory's CUDA context (a copy across contexts takes a slow
