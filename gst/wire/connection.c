@@ -3,15 +3,18 @@
  * Framed AF_UNIX SOCK_SEQPACKET connections and the sockets under them;
  * connection.h has the contract.
  *
- * The two directions share nothing: send uses tx_small and tx_seq,
- * receive uses rx_buf, rx_control and rx_seq, so one thread may send while
- * another receives.
+ * The two directions share nothing: send uses tx_small, tx_large and
+ * tx_seq, receive uses rx_buf, rx_control and rx_seq, so one thread may
+ * send while another receives.
  *
  * Memory: a connection that has sent nothing costs little (a producer may
  * hold many waiting for their handshake): the receive buffer is made at
  * the first receive, and messages are built in a small buffer of the
- * connection's, only the rare large ones (CAPS, EVENT, BYE with a long
- * text) in one made for that send.
+ * connection's until one does not fit (a FRAME with metadata, CAPS, an
+ * EVENT, a long BYE); from then on in a buffer of the largest message's
+ * size, made then and kept, as the receive buffer is: a FRAME with
+ * metadata is built once, and no 64 KiB is taken from the heap and given
+ * back for it, every frame.
  */
 
 #ifndef _GNU_SOURCE
@@ -51,6 +54,8 @@ struct _CudaIpcConn
 
   guint32 tx_seq;               /* sequence of the last message sent */
   guint8 tx_small[TX_SMALL];
+  guint8 *tx_large;             /* CUDAIPC_MAX_MESSAGE bytes, from the first
+                                 * message that tx_small does not hold */
   struct
   {
     /* aligned for struct cmsghdr */
@@ -94,6 +99,7 @@ cudaipc_conn_free (CudaIpcConn * conn)
   if (conn == NULL)
     return;
   cudaipc_close_fd (&conn->fd);
+  g_free (conn->tx_large);
   g_free (conn->rx_buf);
   g_free (conn);
 }
@@ -108,18 +114,21 @@ cudaipc_conn_get_fd (const CudaIpcConn * conn)
 gint
 cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg)
 {
-  g_autofree guint8 *large = NULL;
   struct msghdr mh = { 0 };
-  guint8 *buf = conn->tx_small;
+  guint8 *buf;
   struct iovec iov;
   gssize len, n;
 
   g_return_val_if_fail (conn != NULL, -EINVAL);
   g_return_val_if_fail (msg != NULL, -EINVAL);
 
-  len = cudaipc_msg_build (msg, conn->tx_seq + 1, buf, TX_SMALL);
-  if (len == -EMSGSIZE) {
-    buf = large = g_malloc (CUDAIPC_MAX_MESSAGE);
+  /* the large buffer, once there, takes every message: a producer's
+   * FRAMEs with metadata are built once, not tried in the small one */
+  buf = conn->tx_large ? conn->tx_large : conn->tx_small;
+  len = cudaipc_msg_build (msg, conn->tx_seq + 1, buf,
+      conn->tx_large ? CUDAIPC_MAX_MESSAGE : TX_SMALL);
+  if (len == -EMSGSIZE && conn->tx_large == NULL) {
+    buf = conn->tx_large = g_malloc (CUDAIPC_MAX_MESSAGE);
     len = cudaipc_msg_build (msg, conn->tx_seq + 1, buf, CUDAIPC_MAX_MESSAGE);
   }
   if (len < 0)

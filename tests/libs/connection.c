@@ -220,6 +220,46 @@ GST_START_TEST (test_send_recv_all)
 
 GST_END_TEST;
 
+/* Messages larger than the connection's small buffer (FRAMEs with
+ * metadata, up to the largest), then small ones with fds, then large
+ * again: once a connection builds in its large buffer every message goes
+ * through it, each whole and in sequence. */
+GST_START_TEST (test_large_then_small)
+{
+  guint8 *meta = g_malloc (CUDAIPC_MAX_META_BYTES);
+  int fd = memfd_with ("slot");
+
+  for (guint i = 0; i < CUDAIPC_MAX_META_BYTES; i++)
+    meta[i] = (guint8) (i * 13);
+  for (guint round = 0; round < 3; round++) {
+    static const guint lens[] = { 2000, 0, CUDAIPC_MAX_META_BYTES, 10 };
+    CudaIpcMsg msg, got;
+
+    for (guint i = 0; i < G_N_ELEMENTS (lens); i++) {
+      fill_sample (&msg, CUDAIPC_MSG_FRAME);
+      msg.u.frame.seq = round * 10 + i;
+      msg.u.frame.meta = lens[i] ? meta + round : NULL;
+      msg.u.frame.meta_len = lens[i] ? lens[i] - round : 0;
+      fail_unless_equals_int (cudaipc_conn_send (conn_a, &msg), 0);
+      fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), 0);
+      assert_same_message (&msg, &got);
+      cudaipc_msg_clear (&got);
+    }
+    fill_sample (&msg, CUDAIPC_MSG_SLOT);
+    msg.fds[0] = fd;
+    msg.n_fds = 1;
+    fail_unless_equals_int (cudaipc_conn_send (conn_a, &msg), 0);
+    fail_unless_equals_int (cudaipc_conn_recv (conn_b, &got), 0);
+    assert_same_message (&msg, &got);
+    assert_fd_content (got.fds[0], "slot");
+    cudaipc_msg_clear (&got);
+  }
+  close (fd);
+  g_free (meta);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_slot_fds)
 {
   static const gchar *contents[] = { "first", "second", "third" };
@@ -942,6 +982,7 @@ connection_suite (void)
 
   tcase_add_checked_fixture (tc, setup_pair, teardown_pair);
   tcase_add_test (tc, test_send_recv_all);
+  tcase_add_test (tc, test_large_then_small);
   tcase_add_test (tc, test_slot_fds);
   tcase_add_test (tc, test_split_control);
   tcase_add_test (tc, test_sequence);
