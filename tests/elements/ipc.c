@@ -256,6 +256,47 @@ GST_START_TEST (test_metas_on_copies)
 
 GST_END_TEST;
 
+/* Consumers that give frames back through their release page and ones
+ * that send a RELEASE each (an older consumer, or CUDAIPC_RELEASE_PAGE=0)
+ * share a producer, and a producer without pages serves both: every
+ * frame reaches each, none is dropped. */
+static void
+release_ways_case (gboolean producer_pages)
+{
+  Node *paged, *msgs, *p;
+
+  paged = spawn_node ("consumer", NULL);
+  g_setenv ("CUDAIPC_RELEASE_PAGE", "0", TRUE);
+  msgs = spawn_node ("consumer", NULL);
+  if (producer_pages)
+    g_unsetenv ("CUDAIPC_RELEASE_PAGE");
+  p = spawn_node ("producer", "--frames", "300", "--clients", "2", "--sink",
+      "backend=" BACKEND " ring-size=4 on-full=wait", NULL);
+  g_unsetenv ("CUDAIPC_RELEASE_PAGE");
+  wait_node (p, 90);
+  wait_node (paged, 90);
+  wait_node (msgs, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (paged);
+  assert_exit_ok (msgs);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless_equals_uint64 (field (paged, "frames"), 300);
+  fail_unless_equals_uint64 (field (paged, "bad"), 0);
+  fail_unless_equals_uint64 (field (msgs, "frames"), 300);
+  fail_unless_equals_uint64 (field (msgs, "bad"), 0);
+  node_free (p);
+  node_free (paged);
+  node_free (msgs);
+}
+
+GST_START_TEST (test_release_page_beside_messages)
+{
+  release_ways_case (TRUE);
+  release_ways_case (FALSE);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_holding_consumer)
 {
   Node *holder, *other, *p;
@@ -458,6 +499,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_metas_none);
   tcase_add_test (tc, test_metas_listed);
   tcase_add_test (tc, test_metas_on_copies);
+  tcase_add_test (tc, test_release_page_beside_messages);
   tcase_add_test (tc, test_holding_consumer);
   tcase_add_test (tc, test_on_full_drop);
   tcase_add_test (tc, test_slow_consumer_gets_the_tail);
