@@ -254,6 +254,9 @@ get_field (GstByteReader * r, CudaIpcMetaNames * names, GstStructure * st,
     case FIELD_STRING:
       if (!cudaipc_metas_get_str (r, &s, error))
         return FALSE;
+      /* GStreamer warns of, and does not keep, a string that is not */
+      if (!g_utf8_validate (s, -1, NULL))
+        return cudaipc_metas_bad (error, "a string field is not UTF-8");
       g_value_set_string (g_value_init (&v, G_TYPE_STRING), s);
       break;
     default:

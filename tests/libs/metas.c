@@ -851,6 +851,8 @@ GST_START_TEST (test_hostile_blobs)
    * the frame does not list */
   {
     const guint8 eight[8] = { 0, }, two = 2;
+    /* a string (u32 length, the NUL included) whose bytes are not UTF-8 */
+    const guint8 bad_utf8[] = { 4, 0, 0, 0, 'a', 0xff, 'b', 0 };
     struct
     {
       guint16 name, field;
@@ -866,6 +868,7 @@ GST_START_TEST (test_hostile_blobs)
       {1, 2, 42, eight, 4, "unknown type"},
       {1, 2, 7, &two, 1, "truncated or not valid"},
       {1, 2, 4, eight, 3, "truncated or not valid"},
+      {1, 2, 8, bad_utf8, sizeof (bad_utf8), "not UTF-8"},
       {1, 5, 1, eight, 4, "not among the frame's names"},
       {9, 2, 1, eight, 4, "not among the frame's names"},
     };
