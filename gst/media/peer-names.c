@@ -186,6 +186,7 @@ checked_type (const gchar * t, gsize n)
     {"string", 7}, {"str", 7}, {"s", 7}, {"gchararray", 7},
     {"fraction", 8}, {"GstFraction", 8}, {"bitmask", 9}, {"GstBitmask", 9},
     {"date", 10}, {"GDate", 10}, {"datetime", 11}, {"GstDateTime", 11},
+    {"flagset", 12},
   };
   gchar name[64];
   GType type;
@@ -216,8 +217,12 @@ checked_type (const gchar * t, gsize n)
         return GST_TYPE_BITMASK;
       case 10:
         return G_TYPE_DATE;
-      default:
+      case 11:
         return GST_TYPE_DATE_TIME;
+      default:
+        /* what GStreamer writes of a value it read, uncast, as one:
+         * "00:00123" comes back as "(flagset)0:123" */
+        return GST_TYPE_FLAG_SET;
     }
   }
   if (n == 0 || n >= sizeof (name))

@@ -292,6 +292,14 @@ GST_START_TEST (test_text_gstreamer_warns_about)
   g_type_ensure (GST_TYPE_VIDEO_MULTIVIEW_FLAGSET);
   fail_unless (cudaipc_peer_names_admit_caps ("video/x-raw, format=(string)"
           "NV12, multiview-flags=(GstVideoMultiviewFlagsSet)0:ffffffff", NULL));
+  /* and a plain one, as GStreamer writes a value it read as one (found by
+   * fuzz-metas: reference caps that went out again were refused) */
+  fail_unless (cudaipc_peer_names_admit_caps ("timestamp/x-ntp, "
+          "port=(flagset)0:123", NULL));
+  fail_unless (cudaipc_peer_names_admit_caps ("timestamp/x-ntp, "
+          "port=00:00123", NULL));
+  fail_if (cudaipc_peer_names_admit_caps ("timestamp/x-ntp, "
+          "port=(flagset)nope", NULL));
   /* one structure may end at its ';'; caps may hold several */
   fail_unless (cudaipc_peer_names_admit_structure ("pn-one, a=(int)1;", NULL));
   fail_unless (cudaipc_peer_names_admit_text ("video/x-raw; video/x-bayer",
