@@ -14,13 +14,13 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "device/backend.h"
 #include "device/cuda-loader.h"
 #include "common/error.h"
 #include "ring/fence-page.h"
+#include "ring/shared-page.h"
 #include "wire/protocol.h"
 
 #ifndef F_SEAL_FUTURE_WRITE
@@ -199,43 +199,10 @@ CudaIpcFencePage *
 cudaipc_fence_page_open (int fd, GError ** error)
 {
   CudaIpcFencePage *page;
-  struct stat st;
-  int seals;
   void *p;
 
-  if (fstat (fd, &st) < 0) {
-    errno_error (error, CUDAIPC_ERROR_INVALID, "the fence page's fd");
-    close (fd);
-    return NULL;
-  }
-  if (!S_ISREG (st.st_mode)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the fence page's fd is not a memory file (mode 0%o)",
-        (guint) (st.st_mode & S_IFMT));
-    close (fd);
-    return NULL;
-  }
-  seals = fcntl (fd, F_GET_SEALS);
-  if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the fence page is not sealed against shrinking (%s): it could be "
-        "cut under the mapping",
-        seals < 0 ? "not a memfd" : "no F_SEAL_SHRINK");
-    close (fd);
-    return NULL;
-  }
-  if (!(seals & F_SEAL_FUTURE_WRITE)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the fence page is not sealed against writes by its consumers (no "
-        "F_SEAL_FUTURE_WRITE): any consumer could set the words every other "
-        "consumer reads");
-    close (fd);
-    return NULL;
-  }
-  if (st.st_size < CUDAIPC_FENCE_PAGE_SIZE) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the fence page is %" G_GINT64_FORMAT " bytes, fewer than %d",
-        (gint64) st.st_size, CUDAIPC_FENCE_PAGE_SIZE);
+  if (!cudaipc_shared_page_check (fd, "fence page", CUDAIPC_FENCE_PAGE_SIZE,
+          TRUE, error)) {
     close (fd);
     return NULL;
   }

@@ -13,11 +13,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
 #include "ring/release-page.h"
+#include "ring/shared-page.h"
 #include "wire/protocol.h"
 
 G_STATIC_ASSERT (CUDAIPC_RELEASE_PAGE_WAITING >= CUDAIPC_MAX_SLOTS);
@@ -87,32 +87,8 @@ cudaipc_release_page_get_fd (CudaIpcReleasePage * page)
 CudaIpcReleasePage *
 cudaipc_release_page_open (int fd, GError ** error)
 {
-  struct stat st;
-  int seals;
-
-  if (fstat (fd, &st) < 0)
-    return fail_errno (error, CUDAIPC_ERROR_INVALID, "the release page's fd",
-        fd);
-  if (!S_ISREG (st.st_mode)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the release page's fd is not a memory file (mode 0%o)",
-        (guint) (st.st_mode & S_IFMT));
-    close (fd);
-    return NULL;
-  }
-  seals = fcntl (fd, F_GET_SEALS);
-  if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the release page is not sealed against shrinking (%s): it could be "
-        "cut under the mapping", seals < 0 ? "not a memfd" :
-        "no F_SEAL_SHRINK");
-    close (fd);
-    return NULL;
-  }
-  if (st.st_size < CUDAIPC_RELEASE_PAGE_SIZE) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the release page is %" G_GINT64_FORMAT " bytes, fewer than %d",
-        (gint64) st.st_size, CUDAIPC_RELEASE_PAGE_SIZE);
+  if (!cudaipc_shared_page_check (fd, "release page",
+          CUDAIPC_RELEASE_PAGE_SIZE, FALSE, error)) {
     close (fd);
     return NULL;
   }
