@@ -183,6 +183,60 @@ cudaipc_metas_put_structure (CudaIpcMetaWriter * mw, const GstStructure * st)
 
 /* Reading */
 
+static gboolean value_uniform (const GValue * v);
+
+static gboolean
+field_uniform (GQuark field, const GValue * v, gpointer user_data)
+{
+  return value_uniform (v);
+}
+
+static gboolean
+value_uniform (const GValue * v)
+{
+  gboolean list = GST_VALUE_HOLDS_LIST (v);
+
+  if (list || GST_VALUE_HOLDS_ARRAY (v)) {
+    guint n = list ? gst_value_list_get_size (v) : gst_value_array_get_size (v);
+    GType type = 0;
+
+    for (guint i = 0; i < n; i++) {
+      const GValue *e = list ? gst_value_list_get_value (v, i) :
+          gst_value_array_get_value (v, i);
+
+      if (i == 0)
+        type = G_VALUE_TYPE (e);
+      else if (G_VALUE_TYPE (e) != type)
+        return FALSE;
+      if (!value_uniform (e))
+        return FALSE;
+    }
+    return TRUE;
+  }
+  if (GST_VALUE_HOLDS_STRUCTURE (v))
+    return cudaipc_metas_structure_uniform (gst_value_get_structure (v));
+  if (GST_VALUE_HOLDS_CAPS (v))
+    return cudaipc_metas_caps_uniform (gst_value_get_caps (v));
+  return TRUE;
+}
+
+gboolean
+cudaipc_metas_structure_uniform (const GstStructure * st)
+{
+  return st == NULL || gst_structure_foreach (st, field_uniform, NULL);
+}
+
+gboolean
+cudaipc_metas_caps_uniform (const GstCaps * caps)
+{
+  guint n = caps ? gst_caps_get_size (caps) : 0;
+
+  for (guint i = 0; i < n; i++)
+    if (!cudaipc_metas_structure_uniform (gst_caps_get_structure (caps, i)))
+      return FALSE;
+  return TRUE;
+}
+
 /* A structure string, bounded like an event's before it is parsed. */
 static GstStructure *
 parse_structure (const gchar * s, GError ** error)
@@ -193,8 +247,12 @@ parse_structure (const gchar * s, GError ** error)
       !cudaipc_peer_names_admit_structure (s, error))
     return NULL;
   st = gst_structure_from_string (s, NULL);
-  if (st == NULL)
+  if (st == NULL) {
     cudaipc_metas_bad (error, "a structure does not parse");
+  } else if (!cudaipc_metas_structure_uniform (st)) {
+    cudaipc_metas_bad (error, "a structure has a list of mixed types");
+    g_clear_pointer (&st, gst_structure_free);
+  }
   return st;
 }
 

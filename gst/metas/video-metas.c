@@ -248,6 +248,11 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
   if (caps == NULL)
     return cudaipc_metas_bad (error,
         "a reference timestamp's caps do not parse");
+  if (!cudaipc_metas_caps_uniform (caps)) {
+    gst_caps_unref (caps);
+    return cudaipc_metas_bad (error,
+        "a reference timestamp's caps have a list of mixed types");
+  }
   gst_buffer_add_reference_timestamp_meta (buf, caps, ts, duration);
   gst_caps_unref (caps);
   return TRUE;

@@ -968,6 +968,26 @@ GST_START_TEST (test_hostile_blobs)
   g_byte_array_unref (p);
   expect_refused (b, CUDAIPC_ERROR_INVALID, "caps do not parse", 0);
 
+  /* reference caps with a list GStreamer would write back as caps it
+   * cannot read: "(boolean){ false, 2i, 6 }" */
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put_str (p, "timestamp/x-ntp, a={f,2i,6}");
+  wire_put64 (p, 1);
+  wire_put64 (p, 2);
+  wire_put_entry (b, 4, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list of mixed types", 0);
+  /* one nested in an array, the same */
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put_str (p, "timestamp/x-ntp, a=<{1,2},{t,3}>");
+  wire_put64 (p, 1);
+  wire_put64 (p, 2);
+  wire_put_entry (b, 4, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list of mixed types", 0);
+
   /* more entries than a frame may carry */
   g_byte_array_set_size (b, 0);
   p = crop_payload (2);
