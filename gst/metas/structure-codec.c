@@ -191,6 +191,21 @@ field_uniform (GQuark field, const GValue * v, gpointer user_data)
   return value_uniform (v);
 }
 
+/* Whether GStreamer can write @e, an element of a list or array, back as
+ * text: it writes a structure's NULL string field as NULL, but fails
+ * (with a warning) on a list's NULL string ("{ NULL, u }"). */
+static gboolean
+element_writes (const GValue * e)
+{
+  gchar *text;
+
+  if (GST_VALUE_HOLDS_LIST (e) || GST_VALUE_HOLDS_ARRAY (e))
+    return TRUE;
+  text = gst_value_serialize (e);
+  g_free (text);
+  return text != NULL;
+}
+
 static gboolean
 value_uniform (const GValue * v)
 {
@@ -208,7 +223,7 @@ value_uniform (const GValue * v)
         type = G_VALUE_TYPE (e);
       else if (G_VALUE_TYPE (e) != type)
         return FALSE;
-      if (!value_uniform (e))
+      if (!value_uniform (e) || !element_writes (e))
         return FALSE;
     }
     return TRUE;
@@ -250,7 +265,8 @@ parse_structure (const gchar * s, GError ** error)
   if (st == NULL) {
     cudaipc_metas_bad (error, "a structure does not parse");
   } else if (!cudaipc_metas_structure_uniform (st)) {
-    cudaipc_metas_bad (error, "a structure has a list of mixed types");
+    cudaipc_metas_bad (error, "a structure has a list that does not write "
+        "back (mixed types or a NULL string)");
     g_clear_pointer (&st, gst_structure_free);
   }
   return st;

@@ -251,7 +251,8 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
   if (!cudaipc_metas_caps_uniform (caps)) {
     gst_caps_unref (caps);
     return cudaipc_metas_bad (error,
-        "a reference timestamp's caps have a list of mixed types");
+        "a reference timestamp's caps have a list that does not write back "
+        "(mixed types or a NULL string)");
   }
   gst_buffer_add_reference_timestamp_meta (buf, caps, ts, duration);
   gst_caps_unref (caps);

@@ -977,7 +977,7 @@ GST_START_TEST (test_hostile_blobs)
   wire_put64 (p, 2);
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "list of mixed types", 0);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
   /* one nested in an array, the same */
   g_byte_array_set_size (b, 0);
   p = g_byte_array_new ();
@@ -986,7 +986,16 @@ GST_START_TEST (test_hostile_blobs)
   wire_put64 (p, 2);
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "list of mixed types", 0);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
+  /* a list with a NULL string, which GStreamer cannot write back */
+  g_byte_array_set_size (b, 0);
+  p = g_byte_array_new ();
+  wire_put_str (p, "timestamp/x-ntp, a={NULL,u}");
+  wire_put64 (p, 1);
+  wire_put64 (p, 2);
+  wire_put_entry (b, 4, p);
+  g_byte_array_unref (p);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
 
   /* more entries than a frame may carry */
   g_byte_array_set_size (b, 0);
