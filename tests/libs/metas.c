@@ -718,6 +718,18 @@ crop_payload (guint32 x)
   return p;
 }
 
+/* A reference timestamp with the caps text @caps, at 1 ns for 2 ns. */
+static GByteArray *
+reference_payload (const gchar * caps)
+{
+  GByteArray *p = g_byte_array_new ();
+
+  wire_put_str (p, caps);
+  wire_put64 (p, 1);
+  wire_put64 (p, 2);
+  return p;
+}
+
 /* A region of interest whose type is the frame's @type-th name (0:
  * none), with @n_params parameters, each the text @param (none where
  * NULL). */
@@ -960,10 +972,7 @@ GST_START_TEST (test_hostile_blobs)
 
   /* reference caps that do not parse */
   g_byte_array_set_size (b, 0);
-  p = g_byte_array_new ();
-  wire_put_str (p, "timestamp/x-ntp, ,,,= (int)");
-  wire_put64 (p, 1);
-  wire_put64 (p, 2);
+  p = reference_payload ("timestamp/x-ntp, ,,,= (int)");
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
   expect_refused (b, CUDAIPC_ERROR_INVALID, "caps do not parse", 0);
@@ -971,31 +980,25 @@ GST_START_TEST (test_hostile_blobs)
   /* reference caps with a list GStreamer would write back as caps it
    * cannot read: "(boolean){ false, 2i, 6 }" */
   g_byte_array_set_size (b, 0);
-  p = g_byte_array_new ();
-  wire_put_str (p, "timestamp/x-ntp, a={f,2i,6}");
-  wire_put64 (p, 1);
-  wire_put64 (p, 2);
+  p = reference_payload ("timestamp/x-ntp, a={f,2i,6}");
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back",
+      0);
   /* one nested in an array, the same */
   g_byte_array_set_size (b, 0);
-  p = g_byte_array_new ();
-  wire_put_str (p, "timestamp/x-ntp, a=<{1,2},{t,3}>");
-  wire_put64 (p, 1);
-  wire_put64 (p, 2);
+  p = reference_payload ("timestamp/x-ntp, a=<{1,2},{t,3}>");
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back",
+      0);
   /* a list with a NULL string, which GStreamer cannot write back */
   g_byte_array_set_size (b, 0);
-  p = g_byte_array_new ();
-  wire_put_str (p, "timestamp/x-ntp, a={NULL,u}");
-  wire_put64 (p, 1);
-  wire_put64 (p, 2);
+  p = reference_payload ("timestamp/x-ntp, a={NULL,u}");
   wire_put_entry (b, 4, p);
   g_byte_array_unref (p);
-  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back", 0);
+  expect_refused (b, CUDAIPC_ERROR_INVALID, "list that does not write back",
+      0);
 
   /* more entries than a frame may carry */
   g_byte_array_set_size (b, 0);
