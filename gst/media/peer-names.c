@@ -229,9 +229,11 @@ checked_type (const gchar * t, gsize n)
     return 0;
   memcpy (name, t, n);
   name[n] = '\0';
-  /* looks the name up without interning it */
+  /* looks the name up without interning it; GEnum and GFlags themselves
+   * hold no value (GLib's critical, found by fuzz-text) */
   type = g_type_from_name (name);
-  return type != 0 && (G_TYPE_IS_ENUM (type) || G_TYPE_IS_FLAGS (type) ||
+  return type != 0 && !G_TYPE_IS_ABSTRACT (type) &&
+      (G_TYPE_IS_ENUM (type) || G_TYPE_IS_FLAGS (type) ||
       g_type_is_a (type, GST_TYPE_FLAG_SET)) ? type : 0;
 }
 
@@ -256,12 +258,12 @@ reads_as (GType type, const gchar * p, const gchar * end)
 
 /* Reads @text into @v (unset) as the first of the types GStreamer 1.22
  * tries on an uncast value before it falls back to a string: int, double,
- * fraction, boolean. */
+ * fraction, flag set ("1:1", and "1-1" too), boolean. */
 static gboolean
 read_before_string (GValue * v, const gchar * text)
 {
   const GType types[] = { G_TYPE_INT, G_TYPE_DOUBLE, GST_TYPE_FRACTION,
-    G_TYPE_BOOLEAN
+    GST_TYPE_FLAG_SET, G_TYPE_BOOLEAN
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (types); i++) {
@@ -335,8 +337,8 @@ range_ok (const gchar * p, const gchar * end, GType cast)
 /* A quoted value with no cast, from @p to @end, its quotes included, as
  * GStreamer takes it without a warning: it unwraps as a string, and the
  * string reads as none of the types GStreamer 1.22 tries before a string
- * (it reads "1", "" and "t" as an int and a boolean, and warns that it
- * does). */
+ * (it reads "1", "" and "t" as an int and a boolean, "1:1" as a flag set,
+ * and warns that it does). */
 static gboolean
 quoted_uncast_ok (const gchar * p, const gchar * end)
 {

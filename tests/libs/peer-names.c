@@ -263,9 +263,15 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     "pn-quoted, c=\"t\"",
     "pn-quoted, c=\"2.5\"",
     "pn-quoted, c=\"1/2\"",
+    /* and as flag sets (found by fuzz-text) */
+    "pn-quoted, f=\"1:1\"",
+    "pn-quoted, f={ \"1-1\" }",
     /* a cast to a type whose values the scan does not check */
     "pn-cast, b=(buffer)NV12",
     "pn-cast, s=(GstSample)x",
+    /* the abstract types of enums and flags, which hold no value */
+    "pn-cast, f=(GFlags)1",
+    "pn-cast, e=(GEnum)<1>",
     /* a nested structure with text after its ';' */
     "pn-tl, l=(structure){ \"a\\,\\ x\\=1\\;b:0\" }",
     /* an escape GStreamer cannot unwrap in a structure element */
