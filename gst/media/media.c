@@ -8,6 +8,7 @@
 
 #include "media/media.h"
 #include "media/peer-names.h"
+#include "media/uniform.h"
 #include "common/error.h"
 
 /* Bounds before parsing */
@@ -529,6 +530,16 @@ parse_segment (const gchar * str, GstSegment * seg, const gchar ** why)
   return TRUE;
 }
 
+/* @what, read from @text, has a list GStreamer reads but cannot write
+ * back (uniform.h): this process could not pass it on. */
+static void
+refuse_unwritable (GError ** error, const gchar * what, const gchar * text)
+{
+  g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
+      "%s with a list that does not write back (values of mixed types, a "
+      "NULL string or a list in a list): %s", what, text);
+}
+
 GstEvent *
 cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
 {
@@ -563,10 +574,21 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
     }
     case GST_EVENT_TAG:{
       /* a tag list's text begins so; anything else is a GStreamer
-       * critical, not a tag list */
-      GstTagList *tags = g_str_has_prefix (m->structure, "taglist") ?
-          gst_tag_list_new_from_string (m->structure) : NULL;
+       * critical, not a tag list. The text is a structure's: read as one
+       * for the check, which a tag list has no call for */
+      GstStructure *st = g_str_has_prefix (m->structure, "taglist") ?
+          gst_structure_from_string (m->structure, NULL) : NULL;
+      gboolean uniform = st != NULL && cudaipc_media_structure_uniform (st);
+      GstTagList *tags = NULL;
 
+      if (st != NULL && !uniform) {
+        gst_structure_free (st);
+        refuse_unwritable (error, "tags", m->structure);
+        return NULL;
+      }
+      g_clear_pointer (&st, gst_structure_free);
+      if (uniform)
+        tags = gst_tag_list_new_from_string (m->structure);
       if (tags == NULL) {
         g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
             "unparseable tags: %s", m->structure);
@@ -582,6 +604,11 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
       if (st == NULL) {
         g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
             "unparseable custom event: %s", m->structure);
+        return NULL;
+      }
+      if (!cudaipc_media_structure_uniform (st)) {
+        gst_structure_free (st);
+        refuse_unwritable (error, "custom event", m->structure);
         return NULL;
       }
       return gst_event_new_custom (m->event_type, st);

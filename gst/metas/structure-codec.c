@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "media/media.h"
 #include "media/peer-names.h"
+#include "media/uniform.h"
 #include "metas/metas-private.h"
 #include "metas/structure-codec.h"
 
@@ -183,75 +184,6 @@ cudaipc_metas_put_structure (CudaIpcMetaWriter * mw, const GstStructure * st)
 
 /* Reading */
 
-static gboolean value_uniform (const GValue * v);
-
-static gboolean
-field_uniform (GQuark field, const GValue * v, gpointer user_data)
-{
-  return value_uniform (v);
-}
-
-/* Whether GStreamer can write @e, an element of a list or array, back as
- * text: it writes a structure's NULL string field as NULL, but fails
- * (with a warning) on a list's NULL string ("{ NULL, u }"). */
-static gboolean
-element_writes (const GValue * e)
-{
-  gchar *text;
-
-  if (GST_VALUE_HOLDS_LIST (e) || GST_VALUE_HOLDS_ARRAY (e))
-    return TRUE;
-  text = gst_value_serialize (e);
-  g_free (text);
-  return text != NULL;
-}
-
-static gboolean
-value_uniform (const GValue * v)
-{
-  gboolean list = GST_VALUE_HOLDS_LIST (v);
-
-  if (list || GST_VALUE_HOLDS_ARRAY (v)) {
-    guint n = list ? gst_value_list_get_size (v) : gst_value_array_get_size (v);
-    GType type = 0;
-
-    for (guint i = 0; i < n; i++) {
-      const GValue *e = list ? gst_value_list_get_value (v, i) :
-          gst_value_array_get_value (v, i);
-
-      if (i == 0)
-        type = G_VALUE_TYPE (e);
-      else if (G_VALUE_TYPE (e) != type)
-        return FALSE;
-      if (!value_uniform (e) || !element_writes (e))
-        return FALSE;
-    }
-    return TRUE;
-  }
-  if (GST_VALUE_HOLDS_STRUCTURE (v))
-    return cudaipc_metas_structure_uniform (gst_value_get_structure (v));
-  if (GST_VALUE_HOLDS_CAPS (v))
-    return cudaipc_metas_caps_uniform (gst_value_get_caps (v));
-  return TRUE;
-}
-
-gboolean
-cudaipc_metas_structure_uniform (const GstStructure * st)
-{
-  return st == NULL || gst_structure_foreach (st, field_uniform, NULL);
-}
-
-gboolean
-cudaipc_metas_caps_uniform (const GstCaps * caps)
-{
-  guint n = caps ? gst_caps_get_size (caps) : 0;
-
-  for (guint i = 0; i < n; i++)
-    if (!cudaipc_metas_structure_uniform (gst_caps_get_structure (caps, i)))
-      return FALSE;
-  return TRUE;
-}
-
 /* A structure string, bounded like an event's before it is parsed. */
 static GstStructure *
 parse_structure (const gchar * s, GError ** error)
@@ -264,9 +196,9 @@ parse_structure (const gchar * s, GError ** error)
   st = gst_structure_from_string (s, NULL);
   if (st == NULL) {
     cudaipc_metas_bad (error, "a structure does not parse");
-  } else if (!cudaipc_metas_structure_uniform (st)) {
+  } else if (!cudaipc_media_structure_uniform (st)) {
     cudaipc_metas_bad (error, "a structure has a list that does not write "
-        "back (mixed types or a NULL string)");
+        "back (mixed types, a NULL string or a list in a list)");
     g_clear_pointer (&st, gst_structure_free);
   }
   return st;

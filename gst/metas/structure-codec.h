@@ -33,15 +33,4 @@ G_GNUC_INTERNAL gboolean cudaipc_metas_put_structure (CudaIpcMetaWriter * mw,
 G_GNUC_INTERNAL GstStructure *cudaipc_metas_get_structure (GstByteReader * r,
     CudaIpcMetaNames * names, GError ** error);
 
-/* Whether every list and array in @st (@caps), nested ones too, holds
- * values of one type, each of which GStreamer can write. GStreamer reads
- * an uncast list element by element ("{ f, 2i, 6 }": a boolean, a
- * string, an int) and writes the list back cast to its first element's
- * type, which it then cannot read; it reads "{ NULL, u }" and cannot
- * write it at all: a meta so made would not travel on from this
- * process. */
-G_GNUC_INTERNAL gboolean cudaipc_metas_structure_uniform (const GstStructure *
-    st);
-G_GNUC_INTERNAL gboolean cudaipc_metas_caps_uniform (const GstCaps * caps);
-
 G_END_DECLS

@@ -13,6 +13,7 @@
 
 #include "media/media.h"
 #include "media/peer-names.h"
+#include "media/uniform.h"
 #include "metas/metas-private.h"
 #include "metas/structure-codec.h"
 
@@ -248,11 +249,11 @@ cudaipc_metas_decode_reference_timestamp (const CudaIpcMetaCodec * codec,
   if (caps == NULL)
     return cudaipc_metas_bad (error,
         "a reference timestamp's caps do not parse");
-  if (!cudaipc_metas_caps_uniform (caps)) {
+  if (!cudaipc_media_caps_uniform (caps)) {
     gst_caps_unref (caps);
     return cudaipc_metas_bad (error,
         "a reference timestamp's caps have a list that does not write back "
-        "(mixed types or a NULL string)");
+        "(mixed types, a NULL string or a list in a list)");
   }
   gst_buffer_add_reference_timestamp_meta (buf, caps, ts, duration);
   gst_caps_unref (caps);

@@ -5,7 +5,8 @@
  * names budget's scan alone, media/peer-names.h); the rest, cut at the
  * first NUL and at CUDAIPC_MAX_STRING bytes, is the text. Whatever it
  * holds, reading it must not crash or leak; the names budget only ever
- * grows, and never past CUDAIPC_MAX_PEER_NAMES.
+ * grows, and never past CUDAIPC_MAX_PEER_NAMES; an event read is written
+ * back as a producer writes it and must read again.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -57,8 +58,24 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
           GST_EVENT_TAG;
       m.structure = text;
       ev = cudaipc_media_parse_event (&m, NULL);
-      if (ev)
+      if (ev) {
+        /* what a consumer takes, it can pass on (cuipcsrc ! cuipcsink):
+         * written back as a producer writes it, it reads again */
+        CudaIpcEventMsg again = m;
+        GstEvent *ev2;
+
+        again.structure = cudaipc_media_serialize_event (ev);
+        if (again.structure == NULL)
+          abort ();
+        ev2 = strlen (again.structure) < CUDAIPC_MAX_STRING ?
+            cudaipc_media_parse_event (&again, NULL) : NULL;
+        if (ev2 == NULL && strlen (again.structure) < CUDAIPC_MAX_STRING)
+          abort ();
+        if (ev2)
+          gst_event_unref (ev2);
+        g_free ((gchar *) again.structure);
         gst_event_unref (ev);
+      }
       break;
     }
     default:

@@ -338,6 +338,65 @@ GST_START_TEST (test_tag_event_not_a_tag_list)
 
 GST_END_TEST;
 
+/* An event whose lists GStreamer reads but cannot write back in a form
+ * a consumer reads (values of mixed types, a NULL string, a list in a
+ * list: found by fuzz-text) is refused, so that what a consumer passes on
+ * reads again; a list of one type goes, and its text, written back,
+ * reads again. */
+GST_START_TEST (test_event_lists_write_back)
+{
+  const struct
+  {
+    GstEventType type;
+    const gchar *text;
+  } refused[] = {
+    {GST_EVENT_CUSTOM_DOWNSTREAM, "pn-ev, a={f,2i,6}"},
+    {GST_EVENT_CUSTOM_DOWNSTREAM, "pn-ev, a=<{NULL,u}>"},
+    /* written back "(int)< { (int)1, (int)2 } >", a list in a typed list */
+    {GST_EVENT_CUSTOM_DOWNSTREAM, "pn-ev, a=<{1,2}>"},
+    {GST_EVENT_CUSTOM_BOTH, "pn-ev, s=(structure)\"pn-in\\,\\ b\\=\\{1\\,x\\}\\;\""},
+    {GST_EVENT_TAG, "taglist, title={f,2i,6}"},
+    {GST_EVENT_TAG, "taglist, title={NULL,u}"},
+  };
+  CudaIpcEventMsg m = { 0, };
+  GError *err = NULL;
+  GstEvent *ev, *ev2;
+  gchar *again;
+
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++) {
+    m.event_type = refused[i].type;
+    m.structure = refused[i].text;
+    ev = cudaipc_media_parse_event (&m, &err);
+    fail_unless (ev == NULL, "%s taken", refused[i].text);
+    fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
+    fail_unless (strstr (err->message, "does not write back") != NULL,
+        "%s", err->message);
+    g_clear_error (&err);
+  }
+
+  m.event_type = GST_EVENT_CUSTOM_DOWNSTREAM;
+  m.structure = "pn-ev, a={1,2,3}, b=<(string)x, (string)y>";
+  ev = cudaipc_media_parse_event (&m, &err);
+  fail_unless (ev != NULL, "%s", err ? err->message : "");
+  again = cudaipc_media_serialize_event (ev);
+  m.structure = again;
+  ev2 = cudaipc_media_parse_event (&m, &err);
+  fail_unless (ev2 != NULL, "%s", err ? err->message : "");
+  fail_unless (gst_structure_is_equal (gst_event_get_structure (ev),
+          gst_event_get_structure (ev2)));
+  gst_event_unref (ev2);
+  gst_event_unref (ev);
+  g_free (again);
+
+  m.event_type = GST_EVENT_TAG;
+  m.structure = "taglist, title=(string){a,b}";
+  ev = cudaipc_media_parse_event (&m, &err);
+  fail_unless (ev != NULL, "%s", err ? err->message : "");
+  gst_event_unref (ev);
+}
+
+GST_END_TEST;
+
 /* The budget, all or none; then a text of known names still goes, and
  * one new name is refused. Forked: it spends the process's budget. */
 GST_START_TEST (test_budget_all_or_none)
@@ -438,6 +497,7 @@ peer_names_suite (void)
   tcase_add_test (tc, test_typed_lists_checked);
   tcase_add_test (tc, test_text_gstreamer_warns_about);
   tcase_add_test (tc, test_tag_event_not_a_tag_list);
+  tcase_add_test (tc, test_event_lists_write_back);
   tcase_add_test (tc, test_budget_all_or_none);
   tcase_add_test (tc, test_million_names_flat);
   return s;
