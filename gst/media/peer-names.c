@@ -150,6 +150,24 @@ bracket_end (const gchar * p, const gchar * end)
   return end;
 }
 
+/* Whether a quoted string from @p to @end holds a square bracket.
+ * GStreamer 1.22 ends a structure in brackets at the bracket that
+ * balances the first, counting quoted ones too, and leaks what it read
+ * of a structure so cut ("[t, g={ \"]\" }]", found by fuzz-text). */
+static gboolean
+bracket_quoted (const gchar * p, const gchar * end)
+{
+  for (; p < end; p++) {
+    if (*p != '"')
+      continue;
+    for (const gchar * q = quoted_end (p, end); p < q; p++)
+      if (*p == '[' || *p == ']')
+        return TRUE;
+    p--;
+  }
+  return FALSE;
+}
+
 /* A quoted string's text, unescaped, read again as structures. */
 static void
 scan_quoted_structures (Scan * scan, const gchar * p, const gchar * q,
@@ -444,7 +462,7 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
       gboolean bad = scan->bad, structure;
 
       scan_structures (scan, p + 1, q > p + 1 ? q - 1 : q, FALSE, depth + 1);
-      structure = !scan->bad;
+      structure = !scan->bad && !bracket_quoted (p, q);
       if (structure)
         scan->nested++;
       /* left open: GStreamer leaks a typed list with such an element */

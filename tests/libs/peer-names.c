@@ -269,6 +269,10 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     /* a cast to a type whose values the scan does not check */
     "pn-cast, b=(buffer)NV12",
     "pn-cast, s=(GstSample)x",
+    /* a structure in brackets with a quoted bracket, where GStreamer 1.22
+     * ends it (and leaks what it read) */
+    "pn-tl, s=[t, g={ \"]\" }]",
+    "pn-tl, s=[t, q=\"x[y\"]",
     /* the abstract types of enums and flags, which hold no value */
     "pn-cast, f=(GFlags)1",
     "pn-cast, e=(GEnum)<1>",
