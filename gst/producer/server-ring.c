@@ -178,10 +178,7 @@ cudaipc_server_ensure_ring_locked (CudaIpcServer * s, guint64 size,
 
   /* what each consumer still holds of the old ring it releases later, as
    * releases of an old generation; more of those than that is a protocol
-   * error (a flood); the release pages read first, since a slot is taken
-   * without reading them while one is free */
-  if (s->ring)
-    cudaipc_server_collect_releases_locked (s);
+   * error (a flood) */
   for (GList * l = s->clients; s->ring && l; l = l->next) {
     Client *c = l->data;
 
@@ -282,26 +279,12 @@ drop_stuck_client_locked (CudaIpcServer * s, gint64 now)
 
 /* A free slot, after taking what the release pages gave back; where
  * there is none, with the pages' waiting flags set (so that the next
- * release through a page wakes us) and the pages read once more.
- *
- * Round robin (the cuda backend) takes a slot already free before it
- * reads the pages: each consumer writes its words on its own core, so
- * reading them costs the producer a cache miss a consumer, which it then
- * pays once a turn of the ring instead of once a frame. A slot already
- * free was given back before any the pages would free now (the last read
- * took every word written by then), so GPU work a consumer left queued
- * on a frame has had the longest to finish. Newest first (the host
- * backend) reads them first, so that the slot given back last, still in
- * the CPU's caches, is taken. */
+ * release through a page wakes us) and the pages read once more. */
 static gint
 acquire_locked (CudaIpcServer * s)
 {
-  gint slot = -1;
+  gint slot;
 
-  if (cudaipc_ring_get_reuse (s->ring) == CUDAIPC_REUSE_OLDEST)
-    slot = cudaipc_ring_acquire (s->ring);
-  if (slot >= 0)
-    return slot;
   cudaipc_server_collect_releases_locked (s);
   slot = cudaipc_ring_acquire (s->ring);
   if (slot < 0 && !s->pages_waiting) {
