@@ -756,6 +756,8 @@ class Consumer(_Handle):
                  max_held=-1, peer_access=True, keep_all=False,
                  leaky="auto", timeout=None):
         self._init_handle()
+        self._out = _ctypes.c_void_p()
+        self._out_ref = _ctypes.byref(self._out)
         if leaky not in self._LEAKY:
             raise ValueError("leaky must be one of %s, not %r" %
                              (", ".join(self._LEAKY), leaky))
@@ -792,21 +794,23 @@ class Consumer(_Handle):
         c = self._enter()
         try:
             with self._turn:
-                ptr = _ctypes.c_void_p()
+                # the out-pointer is the consumer's own, read under _turn
                 st = _clib.cudaipc_consumer_next(c, _ms(timeout),
-                                                 _ctypes.byref(ptr))
+                                                 self._out_ref)
                 if st != _lib.STATUS_OK:
                     text = _text(_clib.cudaipc_consumer_error(c))
-                said = _text(_clib.cudaipc_consumer_warning(c))
+                got = self._out.value
+                said = _clib.cudaipc_consumer_warning(c)
         finally:
             self._leave()
         # what the producer sent that this consumer refused (metadata,
         # events): dropped, the frames go on; each once a connection
-        for line in said.splitlines():
-            _warnings.warn(line, RuntimeWarning, stacklevel=2)
+        if said:
+            for line in _text(said).splitlines():
+                _warnings.warn(line, RuntimeWarning, stacklevel=2)
         if st != _lib.STATUS_OK:
             _raise(st, text)
-        frame = Frame(ptr.value)
+        frame = Frame(got)
         if frame.dropped_before and not self._warned_drops:
             self._warned_drops = True
             _warnings.warn(
