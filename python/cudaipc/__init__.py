@@ -333,6 +333,17 @@ class _Exporter:
         with frame._lock:
             return self._view()[0]._dl_device
 
+    def to_dlpack(self):
+        """A DLPack capsule of the frame's (the plane's) bytes, to hand
+        once to a from_dlpack() that takes capsules: the quick way to a
+        torch tensor of every frame, torch.from_dlpack(plane.to_dlpack()).
+        torch.from_dlpack(plane) first asks torch for its current CUDA
+        stream to pass to __dlpack__, which costs more than the rest of
+        the tensor together (docs/benchmarks.md, Python consumers); a frame
+        is complete when handed out, so there is nothing to order on it.
+        The capsule holds the frame as any array of it does."""
+        return self.__dlpack__()
+
     def __dlpack__(self, stream=None, **kwargs):
         # the frame is complete: nothing to order on @stream. The tensor
         # holds the frame in the library, not here (_dlpack.py)

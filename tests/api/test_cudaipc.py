@@ -502,6 +502,16 @@ class ConsumerTests(Case):
             del frame
             gc.collect()
             self.assertEqual(cams.held, 1)
+            # to_dlpack() gives such a capsule too
+            frame = cams.next_frame()
+            cap2 = frame.planes[1].to_dlpack()
+            frame.close()
+            del frame
+            gc.collect()
+            self.assertEqual(type(cap2).__name__, "PyCapsule")
+            self.assertEqual(cams.held, 2)
+            del cap2
+            self.assertEqual(cams.held, 1)
             if numpy is not None and hasattr(numpy, "from_dlpack"):
                 class Holder:
                     def __init__(self, c):
@@ -572,6 +582,10 @@ class GpuTests(Case):
             whole = torch.from_dlpack(frame)
             self.assertEqual(whole.cpu().numpy().tobytes(),
                              pattern(frame.offset))
+            # the capsule, handed to torch without the stream exchange
+            y2 = torch.from_dlpack(frame.planes[0].to_dlpack())
+            self.assertEqual(y2.data_ptr(), frame.data_ptr)
+            self.assertTrue(torch.equal(y2, y))
         self.frames(20, check)
 
     def test_tensor_keeps_frame(self):

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """cudaipc-bench's consumer role in Python, for the rows of (a) run with
 --python-consumer: the cudaipc package reads the frames of a cuipcsink,
-and each frame becomes an array (torch.from_dlpack on the cuda backend,
+and each frame becomes an array (torch.from_dlpack of the plane's
+capsule, plane.to_dlpack(), on the cuda backend,
 numpy.asarray on the host backend) before it is released. It speaks the
 orchestrator's protocol as bench-consumer.c does: "ready", the commands
 "pushed N" on stdin, one "result ..." line, the latency samples (int64
@@ -59,6 +60,7 @@ def main():
     args, _ = ap.parse_known_args()
 
     make_array = None
+    array_kind = "numpy"
     samples = []
     received = measured = bad = repeats = 0
     first_stamp = last_arrival = last_seen = cpu0 = cpu1 = 0
@@ -110,7 +112,12 @@ def main():
             if make_array is None:
                 if frame.backend == "cuda":
                     import torch
-                    make_array = torch.from_dlpack
+
+                    # the capsule, without the stream exchange of
+                    # torch.from_dlpack(plane) (docs/api.md, Python)
+                    def make_array(plane):
+                        return torch.from_dlpack(plane.to_dlpack())
+                    array_kind = "torch"
                 else:
                     import numpy
                     make_array = numpy.asarray
@@ -185,9 +192,7 @@ def main():
             received, measured, len(samples), bad, repeats, first_stamp,
             last_arrival, cpu1 - cpu0 if measured else 0, cpu_ns(),
             last_index, percentile(samples, 0.50), percentile(samples, 0.99),
-            pushed, ended, "python-" + (
-                "torch" if make_array is not None and
-                make_array.__module__.startswith("torch") else "numpy")))
+            pushed, ended, "python-" + array_kind))
     return 0 if ok else 1
 
 

@@ -12,7 +12,10 @@ with time.perf_counter_ns:
   next_frame   cudaipc_consumer_next() and the Frame made of it (the frame
                is already there: no wait, the producer is ahead)
   planes       frame.planes[0]
-  array        torch.from_dlpack (cuda backend) or numpy.asarray (host)
+  array        torch.from_dlpack(plane.to_dlpack()) (cuda backend; with
+               --array protocol, torch.from_dlpack(plane), which asks
+               torch for its current stream first) or numpy.asarray
+               (host)
   close        the end of the frame's with block
   release      the array let go, which releases the frame (the DLPack
                deleter or the last reference, then cudaipc_frame_release)
@@ -28,7 +31,7 @@ the process's CPU time per frame. Needs GST_PLUGIN_PATH (the plugin) and
 CUDAIPC_LIBRARY or an installed libcudaipc, as the tests do.
 
   python-stages.py [--backend cuda|host] [--frames N] [--width W]
-                   [--height H] [--split]
+                   [--height H] [--split] [--array capsule|protocol]
 """
 import argparse
 import os
@@ -51,12 +54,18 @@ def main():
     ap.add_argument("--width", type=int, default=640)
     ap.add_argument("--height", type=int, default=360)
     ap.add_argument("--split", action="store_true")
+    ap.add_argument("--array", choices=("capsule", "protocol"),
+                    default="capsule")
     args = ap.parse_args()
 
     if args.backend == "cuda":
         import torch
         torch.zeros(1, device="cuda")
-        make_array = torch.from_dlpack
+        if args.array == "protocol":
+            make_array = torch.from_dlpack
+        else:
+            def make_array(plane):
+                return torch.from_dlpack(plane.to_dlpack())
         upload = "cudaupload ! "
     else:
         import numpy
@@ -114,7 +123,9 @@ def main():
         return 1
     print("python-stages: %d frames of %dx%d NV12, %s backend, %s" % (
         measured, args.width, args.height, args.backend,
-        make_array.__module__ + "." + make_array.__name__))
+        "numpy.asarray" if args.backend == "host" else
+        "torch.from_dlpack(plane)" if args.array == "protocol" else
+        "torch.from_dlpack(plane.to_dlpack())"))
     print("| stage | mean us | median us |")
     print("| --- | ---: | ---: |")
     total_mean = 0.0
