@@ -609,6 +609,30 @@ class GpuTests(Case):
             self.assertEqual(cams.held, 0)
         self.finish(p)
 
+    def test_torch_as_tensor_interface(self):
+        # torch through __cuda_array_interface__: the tensor is the slot,
+        # and it holds the frame until it goes, frame after frame
+        import torch
+        p = self.producer(20, sink=LOSSLESS)
+        got = 0
+        with cudaipc.Consumer(self.sock, timeout=20, max_held=2) as cams:
+            for frame in cams:
+                offset, ptr = frame.offset, frame.data_ptr
+                y = torch.as_tensor(frame.planes[0], device="cuda")
+                whole = torch.as_tensor(frame, device="cuda")
+                frame.close()
+                del frame
+                self.assertEqual(y.data_ptr(), ptr)
+                self.assertEqual(tuple(y.shape), (H, W))
+                self.assertEqual(whole.cpu().numpy().tobytes(),
+                                 pattern(offset))
+                del y, whole
+                gc.collect()
+                self.assertEqual(cams.held, 0)
+                got += 1
+        self.assertEqual(got, 20)
+        self.finish(p)
+
     def test_cupy_from_dlpack_and_interface(self):
         import cupy
 
