@@ -578,17 +578,15 @@ cudaipc_media_parse_event (const CudaIpcEventMsg * m, GError ** error)
        * for the check, which a tag list has no call for */
       GstStructure *st = g_str_has_prefix (m->structure, "taglist") ?
           gst_structure_from_string (m->structure, NULL) : NULL;
-      gboolean uniform = st != NULL && cudaipc_media_structure_uniform (st);
-      GstTagList *tags = NULL;
+      GstTagList *tags;
 
-      if (st != NULL && !uniform) {
+      if (st != NULL && !cudaipc_media_structure_uniform (st)) {
         gst_structure_free (st);
         refuse_unwritable (error, "tags", m->structure);
         return NULL;
       }
+      tags = st ? gst_tag_list_new_from_string (m->structure) : NULL;
       g_clear_pointer (&st, gst_structure_free);
-      if (uniform)
-        tags = gst_tag_list_new_from_string (m->structure);
       if (tags == NULL) {
         g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
             "unparseable tags: %s", m->structure);

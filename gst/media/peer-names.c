@@ -158,12 +158,14 @@ static gboolean
 bracket_quoted (const gchar * p, const gchar * end)
 {
   for (; p < end; p++) {
+    const gchar *q;
+
     if (*p != '"')
       continue;
-    for (const gchar * q = quoted_end (p, end); p < q; p++)
-      if (*p == '[' || *p == ']')
-        return TRUE;
-    p--;
+    q = quoted_end (p, end);
+    if (memchr (p, '[', q - p) || memchr (p, ']', q - p))
+      return TRUE;
+    p = q - 1;
   }
   return FALSE;
 }
