@@ -251,7 +251,8 @@ bench_rows_ratios (GPtrArray * rows)
     Row *a;
 
     if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
-        row->transport == TRANSPORT_FLOOR || row->skipped || row->failed)
+        row->transport == TRANSPORT_FLOOR ||
+        row->transport == TRANSPORT_FLOOR_RING || row->skipped || row->failed)
       continue;
     a = find_a_row (rows, row);
     if (a == NULL)

@@ -18,6 +18,10 @@
  * bookkeeping, the protocol's checks, metadata, a fence or event instead of
  * a host synchronisation.
  *
+ * With --transport floor-ring, (0r), the same roles announce frames and
+ * take releases through a page of shared memory instead of the messages
+ * (bench-floor-ring.c); the socket then carries the set-up alone.
+ *
  * It speaks the orchestrator's protocol as the other roles do ("listening",
  * "go", "ready", "result ...", "quit"; latency samples in --samples).
  */
@@ -31,17 +35,11 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "bench.h"
+#include "bench-floor.h"
 #include "ring/block.h"
 #include "wire/connection.h"
 #include "device/cuda-loader.h"
 #include "ring/descriptor.h"
-
-#define FLOOR_MAGIC 0x30464c52u /* "RLF0" */
-#define FLOOR_FRAME 1u
-#define FLOOR_RELEASE 2u
-#define FLOOR_LAST 1u
-#define FLOOR_MAX_SLOTS 64
 
 /* one per slot, with the slot's fds */
 typedef struct
@@ -50,16 +48,6 @@ typedef struct
   guint64 size, frame_size;
   guint64 sizes[CUDAIPC_MAX_ALLOCS];
 } FloorSetup;
-
-/* FRAME producer -> consumer, RELEASE back */
-typedef struct
-{
-  guint32 type, slot;
-  guint64 index, stamp;
-  guint32 flags, pad;
-} FloorMsg;
-
-G_STATIC_ASSERT (sizeof (FloorMsg) == 32);
 
 static CudaIpcDevice *
 open_device (void)
@@ -96,10 +84,10 @@ send_setup (int fd, const FloorSetup * s, const int *fds)
   return sendmsg (fd, &mh, MSG_NOSIGNAL) == (ssize_t) sizeof (*s);
 }
 
-/* One setup message and its fds (at most CUDAIPC_MAX_ALLOCS, the count
- * the message names), within @timeout_ms. */
+/* One setup message with @magic and its fds (at most CUDAIPC_MAX_ALLOCS,
+ * the count the message names), within @timeout_ms. */
 static gboolean
-recv_setup (int fd, FloorSetup * s, int *fds, gint timeout_ms)
+recv_setup (int fd, guint32 magic, FloorSetup * s, int *fds, gint timeout_ms)
 {
   char ctl[CMSG_SPACE (sizeof (int) * CUDAIPC_MAX_ALLOCS)];
   struct iovec iov = { s, sizeof (*s) };
@@ -131,7 +119,7 @@ recv_setup (int fd, FloorSetup * s, int *fds, gint timeout_ms)
       }
     }
   }
-  if (n != (ssize_t) sizeof (*s) || s->magic != FLOOR_MAGIC ||
+  if (n != (ssize_t) sizeof (*s) || s->magic != magic ||
       s->n_fds != got || got == 0 || (mh.msg_flags & MSG_CTRUNC)) {
     for (guint i = 0; i < got; i++)
       close (fds[i]);
@@ -145,6 +133,7 @@ typedef struct
   CudaIpcDevice *dev;
   CudaIpcBlock *src, *slots[FLOOR_MAX_SLOTS];
   CUstream stream;
+  FloorRing *ring;              /* (0r) */
   int listen_fd, *peers;
   guint n_peers, n_slots;
   guint holders[FLOOR_MAX_SLOTS];
@@ -270,6 +259,7 @@ floor_clear (Floor * f)
   for (guint i = 0; i < f->n_peers; i++)
     close (f->peers[i]);
   g_free (f->peers);
+  g_clear_pointer (&f->ring, floor_ring_free);
   if (f->listen_fd >= 0) {
     close (f->listen_fd);
     cudaipc_socket_unlink (opts.socket);
@@ -285,7 +275,8 @@ floor_clear (Floor * f)
   g_clear_pointer (&f->dev, cudaipc_device_unref);
 }
 
-/* Accepts --clients consumers and sends each every slot. */
+/* Accepts --clients consumers and sends each every slot, then (0r)'s
+ * page with the consumer's number. */
 static gboolean
 floor_accept (Floor * f)
 {
@@ -318,12 +309,58 @@ floor_accept (Floor * f)
         return FALSE;
       }
     }
+    if (f->ring) {
+      FloorSetup set = { FLOOR_RING_MAGIC, f->n_peers - 1, f->n_slots, 1,
+        floor_ring_size (), f->size, {floor_ring_size (),}
+      };
+      int ring_fd = floor_ring_get_fd (f->ring);
+
+      if (!send_setup (fd, &set, &ring_fd)) {
+        g_printerr ("floor: cannot send the ring: %s\n", g_strerror (errno));
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Waits until frame @i's slot is free: every consumer released it. */
+static gboolean
+wait_free (Floor * f, guint64 i)
+{
+  guint slot = (guint) (i % f->n_slots);
+
+  if (f->ring)
+    return floor_ring_wait_free (f->ring, i, opts.timeout * 1000);
+  /* releases that came, without waiting; then wait for this slot */
+  if (!take_releases (f, 0))
+    return FALSE;
+  while (f->holders[slot] > 0)
+    if (!take_releases (f, 1000))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+announce (Floor * f, const FloorMsg * m)
+{
+  if (f->ring) {
+    floor_ring_announce (f->ring, m);
+    return TRUE;
+  }
+  f->holders[m->slot] = f->n_peers;
+  for (guint c = 0; c < f->n_peers; c++) {
+    if (send (f->peers[c], m, sizeof (*m), MSG_NOSIGNAL) != sizeof (*m)) {
+      g_printerr ("floor: cannot send to consumer %u: %s\n", c,
+          g_strerror (errno));
+      return FALSE;
+    }
   }
   return TRUE;
 }
 
 int
-bench_run_floor_producer (void)
+bench_run_floor_producer (gboolean ring)
 {
   Floor f = { 0, };
   guint64 total = (guint64) opts.warmup + opts.frames, pushed = 0;
@@ -334,6 +371,8 @@ bench_run_floor_producer (void)
 
   f.listen_fd = -1;
   if (!floor_setup (&f))
+    goto done;
+  if (ring && (f.ring = floor_ring_new (f.n_slots, opts.clients)) == NULL)
     goto done;
   r = cudaipc_socket_listen (opts.socket, 0600, &f.listen_fd);
   if (r < 0) {
@@ -359,24 +398,14 @@ bench_run_floor_producer (void)
     if (i >= (guint64) opts.warmup && opts.seconds > 0 &&
         bench_now_ns () - t0 >= (gint64) opts.seconds * GST_SECOND)
       last = TRUE;
-    /* releases that came, without waiting; then wait for this slot */
-    if (!take_releases (&f, 0))
+    if (!wait_free (&f, i))
       goto done;
-    while (f.holders[slot] > 0)
-      if (!take_releases (&f, 1000))
-        goto done;
     m.stamp = (guint64) bench_now_ns ();
     if (!copy_frame (&f, slot))
       goto done;
     m.flags = last ? FLOOR_LAST : 0;
-    f.holders[slot] = f.n_peers;
-    for (guint c = 0; c < f.n_peers; c++) {
-      if (send (f.peers[c], &m, sizeof (m), MSG_NOSIGNAL) != sizeof (m)) {
-        g_printerr ("floor: cannot send to consumer %u: %s\n", c,
-            g_strerror (errno));
-        goto done;
-      }
-    }
+    if (!announce (&f, &m))
+      goto done;
     pushed = i + 1;
     if (last)
       break;
@@ -386,6 +415,9 @@ bench_run_floor_producer (void)
     cpu0 = bench_cpu_ns ();
   }
   /* every frame taken, as the sink's EOS says for the other rows */
+  if (f.ring && !floor_ring_wait_free (f.ring, pushed + f.n_slots - 1,
+          opts.timeout * 1000))
+    goto done;
   for (guint s = 0; s < f.n_slots; s++)
     while (f.holders[s] > 0)
       if (!take_releases (&f, 1000))
@@ -434,7 +466,8 @@ consumer_connect (CudaIpcDevice * dev, int *fd_out, CudaIpcBlock ** slots,
     int fds[CUDAIPC_MAX_ALLOCS];
     CudaIpcDescriptor *d;
 
-    if (!recv_setup (fd, &s, fds, opts.timeout * 1000) || s.slot != n ||
+    if (!recv_setup (fd, FLOOR_MAGIC, &s, fds, opts.timeout * 1000) ||
+        s.slot != n ||
         s.n_slots == 0 || s.n_slots > FLOOR_MAX_SLOTS || s.n_fds >
         CUDAIPC_MAX_ALLOCS) {
       g_printerr ("floor consumer: bad or no slot %u\n", n);
@@ -458,9 +491,10 @@ consumer_connect (CudaIpcDevice * dev, int *fd_out, CudaIpcBlock ** slots,
 }
 
 int
-bench_run_floor_consumer (void)
+bench_run_floor_consumer (gboolean ring)
 {
   CudaIpcDevice *dev = open_device ();
+  FloorRing *r = NULL;
   CudaIpcBlock *slots[FLOOR_MAX_SLOTS] = { NULL, };
   GArray *samples = g_array_sized_new (FALSE, FALSE, sizeof (gint64),
       opts.frames);
@@ -475,26 +509,53 @@ bench_run_floor_consumer (void)
 
   if (dev == NULL || !consumer_connect (dev, &fd, slots, &n_slots))
     goto done;
+  if (ring) {
+    FloorSetup s;
+    int ring_fd;
+
+    if (!recv_setup (fd, FLOOR_RING_MAGIC, &s, &ring_fd, opts.timeout * 1000)
+        || s.n_fds != 1) {
+      g_printerr ("floor consumer: no ring page\n");
+      goto done;
+    }
+    if ((r = floor_ring_open (ring_fd, n_slots, s.slot)) == NULL)
+      goto done;
+  }
   bench_say ("ready");
   for (;;) {
-    struct pollfd pfd = { fd, POLLIN, 0 };
     FloorMsg m;
     gint64 now;
     ssize_t n;
 
-    if (poll (&pfd, 1, opts.idle * 1000) != 1) {
-      ended = "idle";
-      break;
-    }
-    n = recv (fd, &m, sizeof (m), 0);
-    now = bench_now_ns ();
-    if (n == 0) {
-      ended = "closed";
-      break;
-    }
-    if (n != sizeof (m) || m.type != FLOOR_FRAME || m.slot >= n_slots) {
-      g_printerr ("floor consumer: bad message\n");
-      break;
+    if (r) {
+      gint got = floor_ring_next (r, &m, opts.spin_us, opts.idle * 1000);
+
+      now = bench_now_ns ();
+      if (got == 0) {
+        ended = "idle";
+        break;
+      }
+      if (got < 0) {
+        g_printerr ("floor consumer: bad ring entry\n");
+        break;
+      }
+    } else {
+      struct pollfd pfd = { fd, POLLIN, 0 };
+
+      if (poll (&pfd, 1, opts.idle * 1000) != 1) {
+        ended = "idle";
+        break;
+      }
+      n = recv (fd, &m, sizeof (m), 0);
+      now = bench_now_ns ();
+      if (n == 0) {
+        ended = "closed";
+        break;
+      }
+      if (n != sizeof (m) || m.type != FLOOR_FRAME || m.slot >= n_slots) {
+        g_printerr ("floor consumer: bad message\n");
+        break;
+      }
     }
     received++;
     last_index = (gint64) m.index;
@@ -512,7 +573,9 @@ bench_run_floor_consumer (void)
       }
     }
     m.type = FLOOR_RELEASE;
-    if (send (fd, &m, sizeof (m), MSG_NOSIGNAL) != sizeof (m)) {
+    if (r) {
+      floor_ring_release (r);
+    } else if (send (fd, &m, sizeof (m), MSG_NOSIGNAL) != sizeof (m)) {
       g_printerr ("floor consumer: cannot release: %s\n", g_strerror (errno));
       break;
     }
@@ -553,6 +616,7 @@ done:
             sizeof (b), 0) > 0);
     close (fd);
   }
+  floor_ring_free (r);
   for (guint i = 0; i < n_slots; i++)
     cudaipc_block_free (slots[i]);
   if (dev)

@@ -193,8 +193,8 @@ bench_plan_rows (GPtrArray * rows, gboolean nvcodec_ok,
     Transport t;
 
     if (!bench_transport_from_name (g_strstrip (transports[i]), &t)) {
-      g_printerr ("unknown transport '%s' (cudaipc, shm, nvcodec)\n",
-          transports[i]);
+      g_printerr ("unknown transport '%s' (floor, floor-ring, cudaipc, shm, "
+          "nvcodec)\n", transports[i]);
       goto out;
     }
     g_array_append_val (ts, t);

@@ -56,6 +56,7 @@ fmt_ratios (const Row * row)
 
   if ((row->transport == TRANSPORT_CUDAIPC && !row->python) ||
       row->transport == TRANSPORT_FLOOR ||
+      row->transport == TRANSPORT_FLOOR_RING ||
       (!row->have_ratio_fps && !row->have_ratio_p50))
     return g_strdup ("");
   fps = row->have_ratio_fps ? g_strdup_printf ("%.*fx",

@@ -167,6 +167,8 @@ args:
     ARG ("--grace-ms", "%d", opts.grace_ms);
     if (opts.hold > 0)
       ARG ("--hold", "%d", opts.hold);
+    if (opts.spin_us > 0)
+      ARG ("--spin-us", "%d", opts.spin_us);
     ARG ("--samples", "%s/samples-%d.bin", row->dir, index);
   }
 #undef ARG

@@ -17,6 +17,7 @@
  *   bench-report.c    the Markdown table and the results file
  *   bench-gstcuda.c   the optional gstreamer-cuda-1.0 check of the frame
  *   bench-floor.c     the floor's two roles, without GStreamer
+ *   bench-floor-ring.c the floor's second row: frames through shared memory
  *
  * Each process is single-purpose: a role's process runs one pipeline; the
  * orchestrator runs a GMainLoop on its main thread and touches Rows only
@@ -34,6 +35,7 @@ G_BEGIN_DECLS typedef enum
   TRANSPORT_SHM,                /* (b) [cudadownload !] shmsink, shmsrc */
   TRANSPORT_NVCODEC,            /* (c) nvcodec's cudaipcsink/src, >= 1.24 */
   TRANSPORT_FLOOR,              /* (0) a bare hand-over, no GStreamer */
+  TRANSPORT_FLOOR_RING,         /* (0r) the same, announced in shared memory */
   N_TRANSPORTS
 } Transport;
 
@@ -68,6 +70,7 @@ typedef struct
   gchar *transport, *socket, *samples, *ipc_mode;
   gint width, height, clients, index, idle, grace_ms, parent, rois;
   gint hold;                    /* consumer: its last N frames kept */
+  gint spin_us;                 /* (0r) consumer: spin before sleeping */
 } BenchOptions;
 
 extern BenchOptions opts;
@@ -169,8 +172,8 @@ int bench_run_producer (Transport t);
 int bench_run_consumer (Transport t);
 
 /* bench-floor.c */
-int bench_run_floor_producer (void);
-int bench_run_floor_consumer (void);
+int bench_run_floor_producer (gboolean ring);
+int bench_run_floor_consumer (gboolean ring);
 
 /* bench-env.c */
 CudaIpcDevice *bench_env_detect (gboolean * nvcodec_ok, gchar ** nvcodec_why);

@@ -30,6 +30,10 @@
  *                32-byte message on SOCK_SEQPACKET, released the same way
  *                (bench-floor.c); every other row is also given as a ratio
  *                to it
+ *   floor-ring (0r): the floor's second row, the same slots and copy with
+ *                frames announced through a page of shared memory and a
+ *                futex (bench-floor-ring.c); --spin-us makes its consumers
+ *                read busily before they sleep
  *   cudaipc (a): appsrc ! cuipcsink backend=cuda sync=false ring-size=R
  *                on-full=wait  /  cuipcsrc timestamp-mode=passthrough !
  *                fakesink sync=false (this project's plugin, GstCuIpcSink)
@@ -192,7 +196,7 @@ static GOptionEntry entries[] = {
         "run, testing: command line to run consumers under (valgrind ...)",
       "CMD"},
   {"transport", 0, 0, G_OPTION_ARG_STRING, &opts.transport,
-      "role: floor, cudaipc, shm or nvcodec", "T"},
+      "role: floor, floor-ring, cudaipc, shm or nvcodec", "T"},
   {"socket", 0, 0, G_OPTION_ARG_FILENAME, &opts.socket, "role: socket path",
       "PATH"},
   {"width", 0, 0, G_OPTION_ARG_INT, &opts.width, "role: frame width", "W"},
@@ -213,6 +217,9 @@ static GOptionEntry entries[] = {
       "consumer: keep each consumer's last N frames referenced, as "
         "downstream that keeps frames does (an encoder, a queue; default 0)",
       "N"},
+  {"spin-us", 0, 0, G_OPTION_ARG_INT, &opts.spin_us,
+        "run, consumer: (0r)'s consumers read busily for US before they "
+        "sleep (default 0: at once)", "US"},
   {"grace-ms", 0, 0, G_OPTION_ARG_INT, &opts.grace_ms,
       "consumer: once the producer has finished pushing, ms without a "
         "frame that end it (default 1000)", "MS"},
@@ -246,7 +253,7 @@ const gchar *
 bench_transport_name (Transport t)
 {
   static const gchar *names[N_TRANSPORTS] = { "cudaipc", "shm", "nvcodec",
-    "floor"
+    "floor", "floor-ring"
   };
 
   return t < N_TRANSPORTS ? names[t] : "unknown";
@@ -262,6 +269,9 @@ bench_transport_label (Transport t)
       return bench_use_cuda ()? "(b) cudadownload+shmsink" : "(b) shmsink";
     case TRANSPORT_FLOOR:
       return "(0) floor: bare hand-over";
+    case TRANSPORT_FLOOR_RING:
+      return opts.spin_us > 0 ? "(0r) floor: shared-memory ring, spin" :
+          "(0r) floor: shared-memory ring";
     default:
       return "(c) nvcodec cudaipcsink";
   }
@@ -291,7 +301,7 @@ bench_row_label (const Row * row)
 gboolean
 bench_transport_from_name (const gchar * name, Transport * t)
 {
-  static const gchar *aliases[N_TRANSPORTS] = { "a", "b", "c", "0" };
+  static const gchar *aliases[N_TRANSPORTS] = { "a", "b", "c", "0", "0r" };
 
   for (guint i = 0; i < N_TRANSPORTS; i++) {
     if (g_strcmp0 (name, bench_transport_name (i)) == 0 ||
@@ -414,9 +424,10 @@ main (int argc, char **argv)
       opts.memory = g_strdup ("system");
     if (!bench_role_guard ())
       return 1;
-    if (t == TRANSPORT_FLOOR)
-      ret = g_str_equal (role, "producer") ? bench_run_floor_producer () :
-          bench_run_floor_consumer ();
+    if (t == TRANSPORT_FLOOR || t == TRANSPORT_FLOOR_RING)
+      ret = g_str_equal (role, "producer") ?
+          bench_run_floor_producer (t == TRANSPORT_FLOOR_RING) :
+          bench_run_floor_consumer (t == TRANSPORT_FLOOR_RING);
     else
       ret = g_str_equal (role, "producer") ? bench_run_producer (t) :
           bench_run_consumer (t);
