@@ -30,6 +30,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -38,6 +39,7 @@
 #include <gst/gst.h>
 
 #include "wire/connection.h"
+#include "common/error.h"
 #include "common/fdutil.h"
 
 #define LISTEN_BACKLOG 16
@@ -47,6 +49,9 @@
 /* One byte more than the largest message, so an oversized datagram is
  * seen even where MSG_TRUNC is not reported. */
 #define RX_SIZE (CUDAIPC_MAX_MESSAGE + 1)
+/* How long a consumer waits for the message a channel's mark announced
+ * on the socket: the producer sends it right after the mark. */
+#define MARK_WAIT_MS 1000
 
 struct _CudaIpcConn
 {
@@ -61,6 +66,12 @@ struct _CudaIpcConn
     /* aligned for struct cmsghdr */
     guint8 buf[CONTROL_SIZE] __attribute__((aligned (sizeof (size_t))));
   } tx_control;
+
+  CudaIpcChannel *tx_channel;   /* producer: messages go through it */
+  CudaIpcChannel *rx_channel;   /* consumer: messages come through it */
+  gboolean rx_marked;           /* the next message is on the socket */
+  guint spin_us;
+  int wait_fd;                  /* epoll: the socket and the eventfd */
 
   guint32 rx_seq;               /* sequence of the last message received */
   guint8 *rx_buf;               /* RX_SIZE bytes, from the first receive */
@@ -90,6 +101,7 @@ cudaipc_conn_new (int fd)
 
   conn = g_new0 (CudaIpcConn, 1);
   conn->fd = fd;
+  conn->wait_fd = -1;
   return conn;
 }
 
@@ -99,6 +111,9 @@ cudaipc_conn_free (CudaIpcConn * conn)
   if (conn == NULL)
     return;
   cudaipc_close_fd (&conn->fd);
+  cudaipc_close_fd (&conn->wait_fd);
+  cudaipc_channel_free (conn->tx_channel);
+  cudaipc_channel_free (conn->rx_channel);
   g_free (conn->tx_large);
   g_free (conn->rx_buf);
   g_free (conn);
@@ -133,6 +148,22 @@ cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg)
   }
   if (len < 0)
     return len;
+
+  if (conn->tx_channel) {
+    gint ret;
+
+    /* a message with fds, or a long one, goes on the socket behind its
+     * mark */
+    if (msg->n_fds == 0 && len <= CUDAIPC_CHANNEL_MAX_RECORD) {
+      ret = cudaipc_channel_write (conn->tx_channel, buf, len);
+      if (ret == 0)
+        conn->tx_seq++;
+      return ret;
+    }
+    ret = cudaipc_channel_write (conn->tx_channel, NULL, 0);
+    if (ret < 0)
+      return ret;
+  }
 
   iov.iov_base = buf;
   iov.iov_len = len;
@@ -200,7 +231,7 @@ collect_fds (struct msghdr *mh, int *fds, guint max)
 }
 
 static gint
-recv_one (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
+recv_socket (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
 {
   int fds[CUDAIPC_MAX_MSG_FDS];
   struct msghdr mh = { 0 };
@@ -275,6 +306,75 @@ drop:
   return ret;
 }
 
+static gint
+parse_record (CudaIpcConn * conn, gsize len, CudaIpcMsg * msg)
+{
+  gint ret = cudaipc_msg_parse (conn->rx_buf, len, NULL, 0, msg);
+
+  if (ret < 0)
+    return ret;
+  if (msg->seq != conn->rx_seq + 1) {
+    cudaipc_msg_clear (msg);
+    return -EPROTO;
+  }
+  conn->rx_seq++;
+  return 0;
+}
+
+/* With a channel: its next record, else what the socket has: a marked
+ * message, the peer's end, or nothing (-EAGAIN, also for a blocking
+ * receive: the caller's poll woke for a record read since). */
+static gint
+recv_channel (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
+{
+  gsize len = 0;
+  gint ret;
+
+  cudaipc_msg_init (msg, 0);
+  if (conn->rx_buf == NULL)
+    conn->rx_buf = g_malloc (RX_SIZE);
+  if (!conn->rx_marked) {
+    ret = cudaipc_channel_read (conn->rx_channel, conn->rx_buf, RX_SIZE,
+        &len);
+    if (ret < 0)
+      return ret;
+    if (ret == CUDAIPC_CHANNEL_MESSAGE)
+      return parse_record (conn, len, msg);
+    if (ret == CUDAIPC_CHANNEL_MARK)
+      conn->rx_marked = TRUE;
+  }
+  if (conn->rx_marked) {
+    struct pollfd pfd = { conn->fd, POLLIN, 0 };
+
+    /* announced: it comes at once, or the producer is broken */
+    do {
+      ret = poll (&pfd, 1, MARK_WAIT_MS);
+    } while (ret < 0 && errno == EINTR);
+    if (ret == 0)
+      return -EPROTO;
+    ret = recv_socket (conn, msg, MSG_DONTWAIT);
+    if (ret == 0)
+      conn->rx_marked = FALSE;
+    return ret;
+  }
+  /* nothing in the channel: the socket carries only marked messages, so
+   * what it has now is the peer's end or a message out of order */
+  ret = recv_socket (conn, msg, MSG_DONTWAIT);
+  if (ret == 0) {
+    cudaipc_msg_clear (msg);
+    return -EPROTO;
+  }
+  return ret;
+}
+
+static gint
+recv_one (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
+{
+  if (conn->rx_channel)
+    return recv_channel (conn, msg, flags);
+  return recv_socket (conn, msg, flags);
+}
+
 gint
 cudaipc_conn_recv (CudaIpcConn * conn, CudaIpcMsg * msg)
 {
@@ -297,6 +397,19 @@ cudaipc_conn_send_built (CudaIpcConn * conn, guint8 * buf, gsize len)
   g_return_val_if_fail (GST_READ_UINT16_LE (buf + 2) == 0, -EINVAL);
 
   GST_WRITE_UINT32_LE (buf + CUDAIPC_HEADER_SEQ_OFFSET, conn->tx_seq + 1);
+  if (conn->tx_channel) {
+    gint ret;
+
+    if (len <= CUDAIPC_CHANNEL_MAX_RECORD) {
+      ret = cudaipc_channel_write (conn->tx_channel, buf, len);
+      if (ret == 0)
+        conn->tx_seq++;
+      return ret;
+    }
+    ret = cudaipc_channel_write (conn->tx_channel, NULL, 0);
+    if (ret < 0)
+      return ret;
+  }
   do {
     n = send (conn->fd, buf, len, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
@@ -321,15 +434,22 @@ cudaipc_conn_wait (CudaIpcConn * conn, gint timeout_ms)
     deadline = g_get_monotonic_time () + timeout_ms * G_TIME_SPAN_MILLISECOND;
 
   for (;;) {
-    pfd.fd = conn->fd;
+    if (cudaipc_conn_begin_wait (conn))
+      return 1;
+    pfd.fd = cudaipc_conn_get_wait_fd (conn);
     pfd.events = POLLIN;
     pfd.revents = 0;
 
     ret = poll (&pfd, 1, timeout_ms);
-    if (ret >= 0)
+    cudaipc_conn_end_wait (conn);
+    if (ret > 0 && conn->rx_channel && !(pfd.revents & POLLNVAL) &&
+        !cudaipc_conn_pending (conn)) {
+      /* a wake-up for a record read since: on to the deadline */
+    } else if (ret >= 0) {
       break;
-    if (errno != EINTR)
+    } else if (errno != EINTR) {
       return -errno;
+    }
     if (timeout_ms > 0) {
       gint64 left = deadline - g_get_monotonic_time ();
 
@@ -363,6 +483,81 @@ cudaipc_conn_set_nonblocking (CudaIpcConn * conn, gboolean nonblocking)
   if (fcntl (conn->fd, F_SETFL, flags) < 0)
     return -errno;
   return 0;
+}
+
+void
+cudaipc_conn_set_tx_channel (CudaIpcConn * conn, CudaIpcChannel * ch)
+{
+  g_return_if_fail (conn != NULL && ch != NULL && conn->tx_channel == NULL);
+  conn->tx_channel = ch;
+}
+
+gboolean
+cudaipc_conn_set_rx_channel (CudaIpcConn * conn, CudaIpcChannel * ch,
+    guint spin_us, GError ** error)
+{
+  struct epoll_event ev = { 0, };
+  int efd;
+
+  g_return_val_if_fail (conn != NULL && ch != NULL, FALSE);
+  g_return_val_if_fail (conn->rx_channel == NULL, FALSE);
+
+  efd = epoll_create1 (EPOLL_CLOEXEC);
+  ev.events = EPOLLIN;
+  if (efd < 0 || epoll_ctl (efd, EPOLL_CTL_ADD, conn->fd, &ev) < 0 ||
+      epoll_ctl (efd, EPOLL_CTL_ADD, cudaipc_channel_get_eventfd (ch),
+          &ev) < 0) {
+    int e = errno;
+
+    cudaipc_close_fd (&efd);
+    cudaipc_channel_free (ch);
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "waiting on the announce channel: %s", g_strerror (e));
+    return FALSE;
+  }
+  conn->wait_fd = efd;
+  conn->rx_channel = ch;
+  conn->spin_us = spin_us;
+  return TRUE;
+}
+
+gboolean
+cudaipc_conn_has_rx_channel (const CudaIpcConn * conn)
+{
+  return conn->rx_channel != NULL;
+}
+
+gboolean
+cudaipc_conn_begin_wait (CudaIpcConn * conn)
+{
+  if (conn->rx_channel == NULL)
+    return FALSE;
+  return conn->rx_marked ||
+      cudaipc_channel_begin_wait (conn->rx_channel, conn->spin_us);
+}
+
+int
+cudaipc_conn_get_wait_fd (const CudaIpcConn * conn)
+{
+  return conn->rx_channel ? conn->wait_fd : conn->fd;
+}
+
+void
+cudaipc_conn_end_wait (CudaIpcConn * conn)
+{
+  if (conn->rx_channel)
+    cudaipc_channel_end_wait (conn->rx_channel);
+}
+
+gboolean
+cudaipc_conn_pending (CudaIpcConn * conn)
+{
+  struct pollfd pfd = { conn->fd, POLLIN, 0 };
+
+  if (conn->rx_channel &&
+      (conn->rx_marked || cudaipc_channel_pending (conn->rx_channel)))
+    return TRUE;
+  return poll (&pfd, 1, 0) == 1;
 }
 
 gint

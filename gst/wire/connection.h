@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <glib.h>
 #include "wire/protocol.h"
+#include "wire/channel.h"
 
 G_BEGIN_DECLS
 
@@ -47,10 +48,34 @@ gint cudaipc_conn_try_recv (CudaIpcConn * conn, CudaIpcMsg * msg);
  * fds), with this connection's next header sequence written into it: one
  * message built once goes to many connections. As send() otherwise. */
 gint cudaipc_conn_send_built (CudaIpcConn * conn, guint8 * buf, gsize len);
-/* Waits up to @timeout_ms (-1: forever) for the socket to be readable.
- * Returns 1 if readable, 0 on time-out, negative errno. */
+/* Waits up to @timeout_ms (-1: forever) for the socket to be readable
+ * (with an announce channel: for a record, or the socket). Returns 1 if
+ * readable, 0 on time-out, negative errno. */
 gint cudaipc_conn_wait (CudaIpcConn * conn, gint timeout_ms);
 gint cudaipc_conn_set_nonblocking (CudaIpcConn * conn, gboolean nonblocking);
+
+/* The announce channel (wire/channel.h). Producer: every later message
+ * sent goes through @ch (taken), one with fds or too long for a record on
+ * the socket behind a mark; a channel the consumer let fill is -EAGAIN,
+ * one whose tail it broke -EPROTO. */
+void cudaipc_conn_set_tx_channel (CudaIpcConn * conn, CudaIpcChannel * ch);
+/* Consumer: every later message is read from @ch (taken), after its
+ * mark from the socket; waits read busily for @spin_us first. FALSE with
+ * @error where the connection cannot wait on it (@ch freed). */
+gboolean cudaipc_conn_set_rx_channel (CudaIpcConn * conn, CudaIpcChannel * ch,
+    guint spin_us, GError ** error);
+gboolean cudaipc_conn_has_rx_channel (const CudaIpcConn * conn);
+/* Consumer, around a poll() for the next message: begin_wait() TRUE
+ * means one is there (no poll, no end_wait()); else poll
+ * get_wait_fd() (the socket, or with a channel an epoll fd of the socket
+ * and the channel's eventfd) for POLLIN, then end_wait(). A receive
+ * after a wake-up that finds nothing is -EAGAIN. */
+gboolean cudaipc_conn_begin_wait (CudaIpcConn * conn);
+int cudaipc_conn_get_wait_fd (const CudaIpcConn * conn);
+void cudaipc_conn_end_wait (CudaIpcConn * conn);
+/* Consumer: whether a receive would find something now (a message, the
+ * peer's end), without waiting. */
+gboolean cudaipc_conn_pending (CudaIpcConn * conn);
 gint cudaipc_conn_get_peer_cred (const CudaIpcConn * conn, pid_t * pid,
     uid_t * uid, gid_t * gid);
 

@@ -81,6 +81,8 @@ cudaipc_msg_type_name (guint32 type)
       return "EVENT";
     case CUDAIPC_MSG_BYE:
       return "BYE";
+    case CUDAIPC_MSG_CHANNEL:
+      return "CHANNEL";
     default:
       return "unknown";
   }
@@ -263,6 +265,15 @@ build_bye (GstByteWriter * w, const CudaIpcByeMsg * m)
   return put_string (w, m->text, CUDAIPC_MAX_STRING);
 }
 
+static gint
+build_channel (GstByteWriter * w, const CudaIpcChannelMsg * m)
+{
+  if (!gst_byte_writer_put_uint32_le (w, m->capacity) ||
+      !gst_byte_writer_put_uint32_le (w, m->flags))
+    return -EMSGSIZE;
+  return 0;
+}
+
 gssize
 cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
     gsize buf_size)
@@ -314,6 +325,9 @@ cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
     case CUDAIPC_MSG_BYE:
       ret = build_bye (&w, &msg->u.bye);
       break;
+    case CUDAIPC_MSG_CHANNEL:
+      ret = build_channel (&w, &msg->u.channel);
+      break;
     default:
       g_assert_not_reached ();
       return -EINVAL;
@@ -326,6 +340,8 @@ cudaipc_msg_build (const CudaIpcMsg * msg, guint32 seq, guint8 * buf,
     expected_fds = msg->u.slot.n_allocs;
   else if (msg->type == CUDAIPC_MSG_RING)
     expected_fds = CUDAIPC_RING_N_FDS (msg->u.ring.flags);
+  else if (msg->type == CUDAIPC_MSG_CHANNEL)
+    expected_fds = CUDAIPC_CHANNEL_N_FDS;
   else
     expected_fds = 0;
   if (msg->n_fds != expected_fds)
@@ -558,6 +574,19 @@ parse_bye (GstByteReader * r, guint n_fds, CudaIpcByeMsg * m)
 }
 
 static gint
+parse_channel (GstByteReader * r, guint n_fds, CudaIpcChannelMsg * m)
+{
+  if (!gst_byte_reader_get_uint32_le (r, &m->capacity) ||
+      !gst_byte_reader_get_uint32_le (r, &m->flags))
+    return -EBADMSG;
+  if (n_fds != CUDAIPC_CHANNEL_N_FDS)
+    return -EPROTO;
+  if (m->flags != 0)
+    return -EBADMSG;
+  return 0;
+}
+
+static gint
 parse_header (const guint8 * data, gsize len, guint n_fds,
     CudaIpcMsgType * type_out, guint32 * seq_out)
 {
@@ -586,7 +615,8 @@ parse_header (const guint8 * data, gsize len, guint n_fds,
     return -EPROTO;
   if (hdr_fds != n_fds || n_fds > CUDAIPC_MAX_MSG_FDS)
     return -EPROTO;
-  if (type != CUDAIPC_MSG_SLOT && type != CUDAIPC_MSG_RING && n_fds != 0)
+  if (type != CUDAIPC_MSG_SLOT && type != CUDAIPC_MSG_RING &&
+      type != CUDAIPC_MSG_CHANNEL && n_fds != 0)
     return -EPROTO;
 
   *type_out = type;
@@ -645,6 +675,9 @@ cudaipc_msg_parse (const guint8 * data, gsize len, int *fds, guint n_fds,
       break;
     case CUDAIPC_MSG_BYE:
       ret = parse_bye (&r, n_fds, &msg->u.bye);
+      break;
+    case CUDAIPC_MSG_CHANNEL:
+      ret = parse_channel (&r, n_fds, &msg->u.channel);
       break;
     default:
       g_assert_not_reached ();

@@ -82,9 +82,10 @@ typedef enum
   CUDAIPC_MSG_RELEASE = 6,      /* client: done with a frame */
   CUDAIPC_MSG_EVENT = 7,        /* server: a serialized event (EOS, ...) */
   CUDAIPC_MSG_BYE = 8,          /* both ways: closing, with a reason */
+  CUDAIPC_MSG_CHANNEL = 9,      /* server: the announce channel, two fds */
 } CudaIpcMsgType;
 
-#define CUDAIPC_MSG_TYPE_LAST CUDAIPC_MSG_BYE
+#define CUDAIPC_MSG_TYPE_LAST CUDAIPC_MSG_CHANNEL
 
 /* HELLO capability bits */
 #define CUDAIPC_CAP_EVENTS (1u << 0)    /* legacy interprocess CUDA events */
@@ -93,8 +94,12 @@ typedef enum
 #define CUDAIPC_CAP_FENCE (1u << 2)     /* the ring's fence page */
 #define CUDAIPC_CAP_RELEASE_PAGE (1u << 3)      /* releases through a page
                                                  * (ring/release-page.h) */
+#define CUDAIPC_CAP_CHANNEL (1u << 4)   /* messages to the consumer through
+                                         * shared memory (wire/channel.h) */
 #define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER | \
-    CUDAIPC_CAP_FENCE | CUDAIPC_CAP_RELEASE_PAGE)
+    CUDAIPC_CAP_FENCE | CUDAIPC_CAP_RELEASE_PAGE | CUDAIPC_CAP_CHANNEL)
+/* The fds a CHANNEL carries: the page's memfd, then the eventfd. */
+#define CUDAIPC_CHANNEL_N_FDS 2
 
 /* RING flags */
 #define CUDAIPC_RING_HAS_FENCE (1u << 0)        /* one fd: the fence page */
@@ -214,6 +219,12 @@ typedef struct
 
 typedef struct
 {
+  guint32 capacity;             /* bytes of records (wire/channel.h) */
+  guint32 flags;                /* none yet: 0 */
+} CudaIpcChannelMsg;
+
+typedef struct
+{
   CudaIpcMsgType type;
   guint32 seq;                  /* header sequence: set by the connection */
   union
@@ -226,6 +237,7 @@ typedef struct
     CudaIpcReleaseMsg release;
     CudaIpcEventMsg event;
     CudaIpcByeMsg bye;
+    CudaIpcChannelMsg channel;
   } u;
   int fds[CUDAIPC_MAX_MSG_FDS];
   guint n_fds;

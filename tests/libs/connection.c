@@ -162,6 +162,9 @@ fill_sample (CudaIpcMsg * msg, CudaIpcMsgType type)
       msg->u.bye.reason = CUDAIPC_BYE_NORMAL;
       msg->u.bye.text = "bye";
       break;
+    case CUDAIPC_MSG_CHANNEL:
+      msg->u.channel.capacity = 4096;
+      break;
   }
 }
 

@@ -47,6 +47,7 @@
 static const CudaIpcMsgType all_types[] = {
   CUDAIPC_MSG_HELLO, CUDAIPC_MSG_RING, CUDAIPC_MSG_SLOT, CUDAIPC_MSG_CAPS,
   CUDAIPC_MSG_FRAME, CUDAIPC_MSG_RELEASE, CUDAIPC_MSG_EVENT, CUDAIPC_MSG_BYE,
+  CUDAIPC_MSG_CHANNEL,
 };
 
 static guint8 buf[CUDAIPC_MAX_MESSAGE + 64];
@@ -132,6 +133,10 @@ fill_sample (CudaIpcMsg * msg, CudaIpcMsgType type)
     case CUDAIPC_MSG_BYE:
       msg->u.bye.reason = CUDAIPC_BYE_TOO_SLOW;
       msg->u.bye.text = "client held every slot";
+      break;
+    case CUDAIPC_MSG_CHANNEL:
+      msg->u.channel.capacity = 128 * 1024;
+      msg->n_fds = CUDAIPC_CHANNEL_N_FDS;
       break;
   }
 }
@@ -225,6 +230,10 @@ assert_msg_equal (const CudaIpcMsg * a, const CudaIpcMsg * b)
       fail_unless_equals_int (a->u.bye.reason, b->u.bye.reason);
       fail_unless_equals_string (a->u.bye.text, b->u.bye.text);
       break;
+    case CUDAIPC_MSG_CHANNEL:
+      fail_unless_equals_int (a->u.channel.capacity, b->u.channel.capacity);
+      fail_unless_equals_int (a->u.channel.flags, b->u.channel.flags);
+      break;
     default:
       fail ("unexpected type %d", a->type);
   }
@@ -307,7 +316,9 @@ GST_START_TEST (test_type_names)
   fail_unless_equals_string (cudaipc_msg_type_name (CUDAIPC_MSG_SLOT), "SLOT");
   fail_unless_equals_string (cudaipc_msg_type_name (CUDAIPC_MSG_BYE), "BYE");
   fail_unless_equals_string (cudaipc_msg_type_name (0), "unknown");
-  fail_unless_equals_string (cudaipc_msg_type_name (9), "unknown");
+  fail_unless_equals_string (cudaipc_msg_type_name (CUDAIPC_MSG_CHANNEL),
+      "CHANNEL");
+  fail_unless_equals_string (cudaipc_msg_type_name (10), "unknown");
 }
 
 GST_END_TEST;
@@ -700,7 +711,7 @@ GST_START_TEST (test_hello_fields)
   expect_parse_error (len, 0, -EBADMSG);
 
   /* capability bits we do not know are dropped, not refused */
-  msg.u.hello.caps = 0xfffffff0 | CUDAIPC_CAP_EVENTS;
+  msg.u.hello.caps = 0xffffffe0 | CUDAIPC_CAP_EVENTS;
   len = build_ok (&msg, 1);
   fail_unless_equals_int (cudaipc_msg_parse (buf, len, NULL, 0, &out), 0);
   fail_unless_equals_int (out.u.hello.caps, CUDAIPC_CAP_EVENTS);
@@ -742,9 +753,20 @@ GST_START_TEST (test_fd_count)
   GST_WRITE_UINT16_LE (buf + HDR_N_FDS, CUDAIPC_MAX_MSG_FDS + 1);
   expect_parse_error (len, CUDAIPC_MAX_MSG_FDS + 1, -EPROTO);
 
+  /* CHANNEL: its two, no fewer, no more */
+  fill_sample (&msg, CUDAIPC_MSG_CHANNEL);
+  len = build_ok (&msg, 1);
+  expect_parse_error (len, 1, -EPROTO);
+  expect_parse_error (len, 3, -EPROTO);
+  GST_WRITE_UINT16_LE (buf + HDR_N_FDS, 1);
+  expect_parse_error (len, 1, -EPROTO);
+  GST_WRITE_UINT16_LE (buf + HDR_N_FDS, 3);
+  expect_parse_error (len, 3, -EPROTO);
+
   /* every other type carries none */
   for (guint t = 0; t < G_N_ELEMENTS (all_types); t++) {
-    if (all_types[t] == CUDAIPC_MSG_SLOT)
+    if (all_types[t] == CUDAIPC_MSG_SLOT ||
+        all_types[t] == CUDAIPC_MSG_CHANNEL)
       continue;
     fill_sample (&msg, all_types[t]);
     len = build_ok (&msg, 1);
