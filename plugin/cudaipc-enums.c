@@ -118,6 +118,27 @@ gst_cu_ipc_src_output_memory_get_type (void)
 }
 
 GType
+gst_cu_ipc_src_announce_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {CUDAIPC_ANNOUNCE_SOCKET, "A message on the socket for each frame",
+        "socket"},
+    {CUDAIPC_ANNOUNCE_SHARED_MEMORY, "Through a page of shared memory "
+          "beside the socket, where the producer offers it",
+        "shared-memory"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCuIpcSrcAnnounce", values);
+
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+GType
 gst_cu_ipc_src_leaky_type_get_type (void)
 {
   static GType type = 0;

@@ -60,4 +60,8 @@ GType gst_cu_ipc_src_output_memory_get_type (void);
 #define GST_TYPE_CU_IPC_SRC_LEAKY_TYPE (gst_cu_ipc_src_leaky_type_get_type ())
 GType gst_cu_ipc_src_leaky_type_get_type (void);
 
+/* how a producer's messages reach cuipcsrc (CudaIpcAnnounce) */
+#define GST_TYPE_CU_IPC_SRC_ANNOUNCE (gst_cu_ipc_src_announce_get_type ())
+GType gst_cu_ipc_src_announce_get_type (void);
+
 G_END_DECLS

@@ -77,6 +77,8 @@ enum
   PROP_STATS_INTERVAL,
   PROP_OUTPUT_MEMORY,
   PROP_PEER_ACCESS,
+  PROP_ANNOUNCE,
+  PROP_SPIN_US,
   PROP_STATS,
   N_PROPS
 };
@@ -96,6 +98,8 @@ enum
 #define DEFAULT_STATS_INTERVAL 0
 #define DEFAULT_OUTPUT_MEMORY GST_CU_IPC_SRC_OUTPUT_AUTO
 #define DEFAULT_PEER_ACCESS CUDAIPC_READER_DEFAULT_PEER_ACCESS
+#define DEFAULT_ANNOUNCE CUDAIPC_ANNOUNCE_SOCKET
+#define DEFAULT_SPIN_US 0
 
 static GParamSpec *properties[N_PROPS];
 
@@ -866,6 +870,37 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
 
   /**
+   * GstCuIpcSrc:announce:
+   *
+   * How the producer tells this consumer of each frame. socket (the
+   * default): a message on the socket. shared-memory: through a page of
+   * shared memory the producer makes for this consumer and sends over the
+   * socket, with an eventfd to wake it: no socket message a frame either
+   * way, less CPU on both sides (docs/benchmarks.md, The announce
+   * channel). The socket still carries the set-up, the slots' fds and the
+   * producer's end. A producer that does not offer it keeps to the
+   * socket. Read at each connection.
+   */
+  properties[PROP_ANNOUNCE] = g_param_spec_enum ("announce", "Announce",
+      "How the producer tells of each frame: a socket message, or through "
+      "shared memory", GST_TYPE_CU_IPC_SRC_ANNOUNCE, DEFAULT_ANNOUNCE,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
+   * GstCuIpcSrc:spin-us:
+   *
+   * With announce=shared-memory: how long a wait for the next frame reads
+   * the shared page busily before it sleeps, in microseconds (0, the
+   * default: at once). A frame that comes meanwhile is taken without
+   * being woken, for lower latency at the cost of a core busy for up to
+   * that long at each wait.
+   */
+  properties[PROP_SPIN_US] = g_param_spec_uint ("spin-us", "Spin us",
+      "With announce=shared-memory, microseconds a wait reads busily "
+      "before it sleeps (0 = none)", 0, CUDAIPC_MAX_SPIN_US, DEFAULT_SPIN_US,
+      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+  /**
    * GstCuIpcSrc:stats:
    *
    * Counters, as an "application/x-cudaipcsrc-stats" structure:
@@ -916,4 +951,5 @@ gst_cu_ipc_src_class_init (GstCuIpcSrcClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_TIMESTAMP_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_OUTPUT_MEMORY, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_LEAKY_TYPE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CU_IPC_SRC_ANNOUNCE, 0);
 }

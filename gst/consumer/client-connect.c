@@ -224,6 +224,9 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
    * (ring/release-page.h); CUDAIPC_RELEASE_PAGE=0: messages */
   if (g_strcmp0 (g_getenv ("CUDAIPC_RELEASE_PAGE"), "0") != 0)
     hello.u.hello.caps |= CUDAIPC_CAP_RELEASE_PAGE;
+  /* the producer's messages through shared memory, where asked for */
+  if (g_atomic_int_get (&client->announce) == CUDAIPC_ANNOUNCE_SHARED_MEMORY)
+    hello.u.hello.caps |= CUDAIPC_CAP_CHANNEL;
   hello.u.hello.pid = (guint32) getpid ();
   hello.u.hello.name = name;
   ret = cudaipc_conn_send (conn, &hello);
@@ -255,6 +258,11 @@ handshake (CudaIpcClient * client, CudaIpcConn * conn, CudaIpcMsg * msg,
       CUDAIPC_CAP_FENCE) != 0;
   client->release_page = (hello.u.hello.caps & msg->u.hello.caps &
       CUDAIPC_CAP_RELEASE_PAGE) != 0;
+  client->channel = (hello.u.hello.caps & msg->u.hello.caps &
+      CUDAIPC_CAP_CHANNEL) != 0;
+  if ((hello.u.hello.caps & CUDAIPC_CAP_CHANNEL) && !client->channel)
+    GST_INFO ("the producer on %s offers no announce channel: its messages "
+        "come on the socket", path);
   GST_DEBUG ("fence page %s, interprocess events %s",
       client->fence ? "offered" : "not offered", client->events ? "in use" :
       client->events_failed ? "off: they failed before" : "off");

@@ -187,8 +187,13 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
     if (ret != -EAGAIN)
       return ret;
   }
-  ret = cudaipc_client_wait_readable (client, cudaipc_conn_get_fd (conn),
-      deadline);
+  if (cudaipc_conn_begin_wait (conn)) {
+    ret = 1;
+  } else {
+    ret = cudaipc_client_wait_readable (client,
+        cudaipc_conn_get_wait_fd (conn), deadline);
+    cudaipc_conn_end_wait (conn);
+  }
   if (ret == 0)
     return -ETIMEDOUT;
   if (ret < 0)

@@ -527,6 +527,36 @@ handle_event (CudaIpcClient * client, const CudaIpcEventMsg * m,
 
 /* The bytes @msg took on the wire, near enough: what holding what it
  * became costs, for the client's bound on what it reads ahead. */
+/* The announce channel: every later message comes through it. Only once,
+ * and only where this consumer asked for it. */
+static CudaIpcClientStatus
+handle_channel (CudaIpcClient * client, CudaIpcMsg * msg, GError ** error)
+{
+  g_autoptr (GError) err = NULL;
+  CudaIpcChannel *ch;
+
+  if (!client->channel || cudaipc_conn_has_rx_channel (client->conn))
+    return cudaipc_client_broken_producer (client, error,
+        "a CHANNEL this consumer did not ask for");
+  ch = cudaipc_channel_open (cudaipc_steal_fd (&msg->fds[0]),
+      cudaipc_steal_fd (&msg->fds[1]), msg->u.channel.capacity, &err);
+  if (ch == NULL)
+    return cudaipc_client_broken_producer (client, error, "its announce "
+        "channel: %s", err->message);
+  if (!cudaipc_conn_set_rx_channel (client->conn, ch,
+          (guint) g_atomic_int_get (&client->spin_us), &err)) {
+    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
+        "Could not read the announce channel of the producer on %s: %s",
+        client->path, err->message);
+    cudaipc_client_close (client, CUDAIPC_BYE_LOCAL,
+        "this consumer could not wait on its announce channel");
+    return CUDAIPC_CLIENT_ERROR;
+  }
+  GST_INFO ("the producer on %s announces frames through shared memory",
+      client->path);
+  return CUDAIPC_CLIENT_OK;
+}
+
 static guint
 msg_bytes (const CudaIpcMsg * msg)
 {
@@ -558,6 +588,8 @@ handle_message (CudaIpcClient * client, CudaIpcMsg * msg,
       return handle_frame (client, &msg->u.frame, item, error);
     case CUDAIPC_MSG_EVENT:
       return handle_event (client, &msg->u.event, item);
+    case CUDAIPC_MSG_CHANNEL:
+      return handle_channel (client, msg, error);
     case CUDAIPC_MSG_BYE:
       item->said_bye = TRUE;
       item->bye_reason = msg->u.bye.reason;
@@ -583,7 +615,8 @@ cudaipc_client_read_one (CudaIpcClient * client, gint64 deadline,
   err = cudaipc_client_recv_msg (client, client->conn, &msg, deadline);
   if (err == -ECANCELED)
     return CUDAIPC_CLIENT_CANCELLED;
-  if (err == -ETIMEDOUT)
+  /* -EAGAIN: a wake-up for a record read since (announce channel) */
+  if (err == -ETIMEDOUT || err == -EAGAIN)
     return CUDAIPC_CLIENT_OK;
   if (err == -EPIPE) {
     cudaipc_client_close (client, CUDAIPC_BYE_NORMAL, NULL);

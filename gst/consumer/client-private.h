@@ -77,6 +77,8 @@ struct _CudaIpcClient
   gint leaky;                   /* atomic: CudaIpcLeaky */
   gint producer_live;           /* atomic: the current RING's LIVE bit */
   gint peer_access;             /* atomic: another GPU may be read */
+  gint announce;                /* atomic: CudaIpcAnnounce */
+  gint spin_us;                 /* atomic: with SHARED_MEMORY */
   gint peer;                    /* atomic: this connection does */
   Session *session;
 
@@ -103,6 +105,7 @@ struct _CudaIpcClient
   gboolean events;              /* this connection waits on events */
   gboolean fence;               /* this connection reads the fence page */
   gboolean release_page;        /* and was offered a release page */
+  gboolean channel;             /* both asked for the announce channel */
   /* with the imports, and with the queued frames they order */
   CudaIpcCopyOrder *fences[CUDAIPC_MAX_SLOTS];  /* the slots' events */
   CudaIpcCopyOrder *fence_page; /* the current RING's */

@@ -32,6 +32,15 @@ cudaipc_client_set_peer_access (CudaIpcClient * client, gboolean allow)
 }
 
 void
+cudaipc_client_set_announce (CudaIpcClient * client, CudaIpcAnnounce announce,
+    guint spin_us)
+{
+  g_return_if_fail (client != NULL);
+  g_atomic_int_set (&client->announce, announce);
+  g_atomic_int_set (&client->spin_us, MIN (spin_us, CUDAIPC_MAX_SPIN_US));
+}
+
+void
 cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
 {
   Session *s;

@@ -111,6 +111,8 @@ typedef struct
   gboolean events;              /* frames are ordered by interprocess events */
   gboolean fence;               /* frames are ordered by the fence page */
   gboolean peer;                /* read through peer access */
+  gboolean channel;             /* messages come through the announce
+                                 * channel (shared memory) */
   guint max_held;               /* max-held in effect (G_MAXUINT: none) */
   gboolean live;                /* the producer's stream is live */
   gboolean leaky;               /* frames beyond max-held are dropped */

@@ -382,14 +382,22 @@ reader_thread (gpointer data)
     client->reading = TRUE;
     pfd[0].fd = client->reader_wake_fd;
     pfd[0].events = POLLIN;
-    pfd[1].fd = cudaipc_conn_get_fd (client->conn);
+    pfd[0].revents = 0;
+    pfd[1].fd = cudaipc_conn_get_wait_fd (client->conn);
     pfd[1].events = POLLIN;
+    pfd[1].revents = 0;
     g_mutex_unlock (&client->reader_lock);
 
     memset (&item, 0, sizeof (item));
-    do {
-      n = poll (pfd, 2, READER_POLL_MS);
-    } while (n < 0 && errno == EINTR);
+    if (cudaipc_conn_begin_wait (client->conn)) {
+      n = 1;
+      pfd[1].revents = POLLIN;
+    } else {
+      do {
+        n = poll (pfd, 2, READER_POLL_MS);
+      } while (n < 0 && errno == EINTR);
+      cudaipc_conn_end_wait (client->conn);
+    }
     if (n > 0 && (pfd[0].revents & POLLIN)) {
       /* receive() wants the right back */
       while (read (client->reader_wake_fd, &value, sizeof (value)) > 0) {
@@ -427,7 +435,6 @@ read_ahead (CudaIpcClient * client)
   guint n;
 
   for (n = 0; n < MAX_PENDING; n++) {
-    struct pollfd pfd;
     CudaIpcClientItem next;
     CudaIpcClientStatus st;
     GError *error = NULL;
@@ -438,10 +445,7 @@ read_ahead (CudaIpcClient * client)
     g_mutex_unlock (&client->reader_lock);
     if (full || client->conn == NULL)
       break;
-    pfd.fd = cudaipc_conn_get_fd (client->conn);
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    if (poll (&pfd, 1, 0) != 1)
+    if (!cudaipc_conn_pending (client->conn))
       break;
     st = cudaipc_client_read_one (client, -1, &next, &error);
     if (st == CUDAIPC_CLIENT_OK && next.type == CUDAIPC_CLIENT_ITEM_NONE)
@@ -742,6 +746,7 @@ cudaipc_client_get_info (CudaIpcClient * client, CudaIpcClientInfo * info)
   info->events = client->events && client->fence_page == NULL;
   info->fence = client->fence_page != NULL;
   info->peer = g_atomic_int_get (&client->peer) != 0;
+  info->channel = client->conn && cudaipc_conn_has_rx_channel (client->conn);
   info->max_held = held_limit (client);
   info->live = g_atomic_int_get (&client->producer_live) != 0;
   info->leaky = leaks (client);

@@ -137,6 +137,21 @@ void cudaipc_client_disconnect (CudaIpcClient * client,
 void cudaipc_client_set_peer_access (CudaIpcClient * client,
     gboolean allow);
 
+/* How the producer's messages reach this consumer: on the socket (the
+ * default), or through shared memory where the producer offers it
+ * (wire/channel.h; the socket then carries the set-up, fds and the
+ * producer's end). With SHARED_MEMORY a wait for the next frame reads
+ * busily for @spin_us (0: none, at most CUDAIPC_MAX_SPIN_US) before it
+ * sleeps. Read by connect(). */
+typedef enum
+{
+  CUDAIPC_ANNOUNCE_SOCKET = 0,
+  CUDAIPC_ANNOUNCE_SHARED_MEMORY = 1,
+} CudaIpcAnnounce;
+#define CUDAIPC_MAX_SPIN_US 1000
+void cudaipc_client_set_announce (CudaIpcClient * client,
+    CudaIpcAnnounce announce, guint spin_us);
+
 /* Most frames held at once, handed out or read and waiting to be: 0 (the
  * default) no limit, CUDAIPC_MAX_HELD_AUTO the producer's ring less one (at
  * least 1: a syncing sink holds its last frame, one it waits to show and

@@ -29,6 +29,8 @@ struct _CudaIpcReader
   gchar *name;
   gint device_id;
   gboolean peer_access;
+  gint announce;
+  guint spin_us;
   guint connect_timeout;
   gboolean reconnect;
   guint reconnect_timeout;
@@ -123,6 +125,10 @@ SETTING (gint, device_id, cudaipc_reader_set_device_id,
     cudaipc_reader_get_device_id)
 SETTING (gboolean, peer_access, cudaipc_reader_set_peer_access,
     cudaipc_reader_get_peer_access)
+SETTING (gint, announce, cudaipc_reader_set_announce,
+    cudaipc_reader_get_announce)
+SETTING (guint, spin_us, cudaipc_reader_set_spin_us,
+    cudaipc_reader_get_spin_us)
 SETTING (guint, connect_timeout, cudaipc_reader_set_connect_timeout,
     cudaipc_reader_get_connect_timeout)
 SETTING (gboolean, reconnect, cudaipc_reader_set_reconnect,
@@ -279,6 +285,10 @@ cudaipc_reader_set_setting (CudaIpcReader * r, const gchar * name,
     cudaipc_reader_set_leaky (r, g_value_get_enum (value));
   else if (g_str_equal (name, "copy-threshold"))
     cudaipc_reader_set_copy_threshold (r, g_value_get_int (value));
+  else if (g_str_equal (name, "announce"))
+    cudaipc_reader_set_announce (r, g_value_get_enum (value));
+  else if (g_str_equal (name, "spin-us"))
+    cudaipc_reader_set_spin_us (r, g_value_get_uint (value));
   else
     return FALSE;
   return TRUE;
@@ -308,6 +318,10 @@ cudaipc_reader_get_setting (CudaIpcReader * r, const gchar * name,
     g_value_set_enum (value, cudaipc_reader_get_leaky (r));
   else if (g_str_equal (name, "copy-threshold"))
     g_value_set_int (value, cudaipc_reader_get_copy_threshold (r));
+  else if (g_str_equal (name, "announce"))
+    g_value_set_enum (value, cudaipc_reader_get_announce (r));
+  else if (g_str_equal (name, "spin-us"))
+    g_value_set_uint (value, cudaipc_reader_get_spin_us (r));
   else
     return FALSE;
   return TRUE;
@@ -430,6 +444,8 @@ reader_connect (CudaIpcReader * r, gint64 deadline, CudaIpcReaderItem * item,
   device_id = r->device_id;
   name = g_strdup (r->name);
   cudaipc_client_set_peer_access (r->client, r->peer_access);
+  cudaipc_client_set_announce (r->client, (CudaIpcAnnounce) r->announce,
+      r->spin_us);
   g_mutex_unlock (&r->lock);
 
   if (deadline > 0) {
@@ -720,6 +736,7 @@ cudaipc_reader_describe_connection (CudaIpcReader * r, GstCaps * caps)
       "fence", G_TYPE_BOOLEAN, info.fence,
       "events", G_TYPE_BOOLEAN, info.events,
       "peer", G_TYPE_BOOLEAN, info.peer,
+      "announce", G_TYPE_STRING, info.channel ? "shared-memory" : "socket",
       "max-held", G_TYPE_UINT, info.max_held,
       "live", G_TYPE_BOOLEAN, info.live,
       "leaky", G_TYPE_BOOLEAN, info.leaky,

@@ -129,6 +129,12 @@ gint cudaipc_reader_get_device_id (CudaIpcReader * reader);
 void cudaipc_reader_set_peer_access (CudaIpcReader * reader,
     gboolean allow);
 gboolean cudaipc_reader_get_peer_access (CudaIpcReader * reader);
+/* How the producer's messages come (client.h, set_announce()), and the
+ * busy read before a wait with SHARED_MEMORY. */
+void cudaipc_reader_set_announce (CudaIpcReader * reader, gint announce);
+gint cudaipc_reader_get_announce (CudaIpcReader * reader);
+void cudaipc_reader_set_spin_us (CudaIpcReader * reader, guint spin_us);
+guint cudaipc_reader_get_spin_us (CudaIpcReader * reader);
 void cudaipc_reader_set_connect_timeout (CudaIpcReader * reader,
     guint timeout_ms);
 guint cudaipc_reader_get_connect_timeout (CudaIpcReader * reader);
@@ -153,9 +159,9 @@ gint cudaipc_reader_get_copy_threshold (CudaIpcReader * reader);
 /* The same by the names of cuipcsrc's properties ("socket-path",
  * "device-id", "connect-timeout", "reconnect", "reconnect-timeout",
  * "max-held", "client-name", "peer-access", "leaky-type",
- * "copy-threshold"), in GValues of their types (string, int, uint,
- * boolean, uint, int, string, boolean, enum, int); FALSE for another
- * name. */
+ * "copy-threshold", "announce", "spin-us"), in GValues of their types
+ * (string, int, uint, boolean, uint, int, string, boolean, enum, int,
+ * enum, uint); FALSE for another name. */
 gboolean cudaipc_reader_set_setting (CudaIpcReader * reader,
     const gchar * name, const GValue * value);
 gboolean cudaipc_reader_get_setting (CudaIpcReader * reader,

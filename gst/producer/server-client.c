@@ -441,11 +441,43 @@ cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
 
 /* A client that just finished its handshake gets the ring, the caps, the
  * last segment and EOS; FALSE if it was dropped meanwhile. */
+/* The announce channel for a consumer that asked for it: sent on the
+ * socket, and every later message goes through it. Where it cannot be
+ * made, the messages stay on the socket: the consumer reads either. */
+static gboolean
+open_channel_locked (CudaIpcServer * s, Client * c)
+{
+  g_autoptr (GError) err = NULL;
+  CudaIpcChannel *ch = cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, &err);
+  CudaIpcMsg msg;
+
+  if (ch == NULL) {
+    GST_WARNING ("%s: client %u keeps its messages on the socket: %s",
+        s->name, c->id, err->message);
+    return TRUE;
+  }
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
+  msg.u.channel.capacity = cudaipc_channel_get_capacity (ch);
+  msg.fds[0] = cudaipc_channel_get_memfd (ch);
+  msg.fds[1] = cudaipc_channel_get_eventfd (ch);
+  msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
+  if (!cudaipc_server_client_send_locked (s, c, &msg)) {
+    cudaipc_channel_free (ch);
+    return FALSE;
+  }
+  cudaipc_conn_set_tx_channel (c->conn, ch);
+  GST_INFO ("%s: client %u reads its messages through shared memory",
+      s->name, c->id);
+  return TRUE;
+}
+
 static gboolean
 welcome_locked (CudaIpcServer * s, Client * c)
 {
   CudaIpcMsg msg;
 
+  if ((c->caps & CUDAIPC_CAP_CHANNEL) && !open_channel_locked (s, c))
+    return FALSE;
   if (s->ring && !cudaipc_server_client_send_ring_locked (s, c))
     return FALSE;
   if (s->segment_str) {

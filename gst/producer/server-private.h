@@ -193,7 +193,8 @@ struct _CudaIpcSlotTicket
 static inline guint32
 cudaipc_server_caps (const CudaIpcServer * s)
 {
-  guint32 caps = 0;
+  /* a consumer that asks has its messages through shared memory */
+  guint32 caps = CUDAIPC_CAP_CHANNEL;
 
   if (s->fence_page)
     caps |= CUDAIPC_CAP_FENCE;

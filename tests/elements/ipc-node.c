@@ -28,14 +28,16 @@
  *     held is caught). Prints one line:
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
  *      warnings=W ok=O output=M peer=P discarded=D connects=N fenced=F
- *      driver_calls=K metas_ok=A metas_bad=B metas_received=E
+ *      channel=C driver_calls=K metas_ok=A metas_bad=B metas_received=E
  *      metas_refused=X disorder=O elapsed_us=T", where M is
  *     what the source's frames went out in (0 its imported slots, 1
  *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
  *     a producer on another GPU
  *     through peer access, D is the source's frames-discarded, N the
  *     connections it made (connected and reconnected messages), F how many
- *     of them read the fence page, K the source's driver-calls, A and B
+ *     of them read the fence page, C how many read the producer's
+ *     messages through shared memory (announce), K the source's
+ *     driver-calls, A and B
  *     the frames whose metas were as --expect-metas says, and not, and E
  *     and X the source's metas-received and metas-refused, O the frames
  *     whose offset was not above the one before. With --slow-ms N appsink
@@ -168,7 +170,7 @@ nv12_caps (gint w, gint h)
 static gint n_warnings, n_joined, n_left;
 /* consumer: connections the source announced, and those ordered by the
  * fence page */
-static gint n_connects, n_fenced;
+static gint n_connects, n_fenced, n_channel;
 
 /* Counts warnings and the sink's client messages as they are posted. */
 static GstBusSyncReply
@@ -197,6 +199,9 @@ count_messages (GstBus * bus, GstMessage * msg, gpointer data)
         g_atomic_int_inc (&n_connects);
         if (gst_structure_get_boolean (s, "fence", &fenced) && fenced)
           g_atomic_int_inc (&n_fenced);
+        if (g_strcmp0 (gst_structure_get_string (s, "announce"),
+                "shared-memory") == 0)
+          g_atomic_int_inc (&n_channel);
       } else if (gst_structure_has_name (s, "cudaipcsink-client-left")) {
         gchar *text = gst_structure_to_string (s);
 
@@ -726,7 +731,7 @@ run_consumer (const gchar * socket_path)
   g_print ("consumer frames=%u bad=%u caps=%u recheck_bad=%u first=%"
       G_GUINT64_FORMAT " last=%" G_GUINT64_FORMAT " warnings=%d ok=%d "
       "output=%d peer=%d discarded=%" G_GUINT64_FORMAT " connects=%d "
-      "fenced=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
+      "fenced=%d channel=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
       "metas_bad=%u metas_received=%" G_GUINT64_FORMAT " metas_refused=%"
       G_GUINT64_FORMAT " disorder=%u copied=%" G_GUINT64_FORMAT
       " checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT
@@ -738,7 +743,7 @@ run_consumer (const gchar * socket_path)
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
-      driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
+      g_atomic_int_get (&n_channel), driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
       disorder, copied, checksum, t1 - t0);
   gst_structure_free (stats);
 

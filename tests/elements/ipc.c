@@ -297,6 +297,53 @@ GST_START_TEST (test_release_page_beside_messages)
 
 GST_END_TEST;
 
+/* announce=shared-memory: two consumers read the frames announced
+ * through their pages (one holding its last 3 frames, one spinning
+ * before it sleeps and slow), beside one on the socket, across a caps
+ * change whose RING and SLOTs, with their fds, go on the socket behind
+ * their marks: every frame, byte-exact, none changed while held. */
+GST_START_TEST (test_announce_through_memory)
+{
+  Node *held, *spin, *plain, *p;
+
+  held = spawn_node ("consumer", "--hold", "3", "--src",
+      "announce=shared-memory", NULL);
+  spin = spawn_node ("consumer", "--slow-ms", "2", "--src",
+      "announce=shared-memory spin-us=50", NULL);
+  plain = spawn_node ("consumer", NULL);
+  p = spawn_node ("producer", "--frames", "120", "--clients", "3",
+      "--switch-at", "60", "--width2", "640", "--height2", "480", "--sink",
+      "backend=" BACKEND " on-full=wait ring-size=6", NULL);
+  wait_node (p, 90);
+  wait_node (held, 90);
+  wait_node (spin, 90);
+  wait_node (plain, 90);
+  assert_exit_ok (p);
+  assert_exit_ok (held);
+  assert_exit_ok (spin);
+  assert_exit_ok (plain);
+  fail_unless_equals_uint64 (field (p, "published"), 120);
+  fail_unless_equals_uint64 (field (p, "dropped"), 0);
+  fail_unless_equals_uint64 (field (held, "channel"), 1);
+  fail_unless_equals_uint64 (field (spin, "channel"), 1);
+  fail_unless_equals_uint64 (field (plain, "channel"), 0);
+  fail_unless_equals_uint64 (field (held, "frames"), 120);
+  fail_unless_equals_uint64 (field (held, "bad"), 0);
+  fail_unless_equals_uint64 (field (held, "recheck_bad"), 0);
+  fail_unless_equals_uint64 (field (held, "disorder"), 0);
+  fail_unless_equals_uint64 (field (spin, "frames"), 120);
+  fail_unless_equals_uint64 (field (spin, "bad"), 0);
+  fail_unless_equals_uint64 (field (spin, "disorder"), 0);
+  fail_unless_equals_uint64 (field (plain, "frames"), 120);
+  fail_unless_equals_uint64 (field (plain, "bad"), 0);
+  node_free (p);
+  node_free (held);
+  node_free (spin);
+  node_free (plain);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_holding_consumer)
 {
   Node *holder, *other, *p;
@@ -501,6 +548,7 @@ ipc_suite (void)
   tcase_add_test (tc, test_metas_on_copies);
   tcase_add_test (tc, test_release_page_beside_messages);
   tcase_add_test (tc, test_holding_consumer);
+  tcase_add_test (tc, test_announce_through_memory);
   tcase_add_test (tc, test_on_full_drop);
   tcase_add_test (tc, test_slow_consumer_gets_the_tail);
 #ifdef CUDAIPC_TEST_GPU

@@ -7,7 +7,10 @@
 # /dev/shm, what `docker run` gives a container by default: they share
 # only the socket's folder (and the GPU). Both must get every frame
 # bit-exact on their first connection, each ordered by the fence page, and
-# the producer must never synchronise on the host.
+# the producer must never synchronise on the host. The contained consumer
+# reads the producer's messages through shared memory (announce=
+# shared-memory: a memfd and an eventfd passed over the socket), the
+# other on the socket.
 #
 # gpu suite: the cuda backend, frames from cudaupload, ordering=auto.
 # elements suite (CUDAIPC_TEST_BACKEND=host): the host backend with
@@ -51,7 +54,7 @@ field() { grep -Eo "(^| )$2=[^ ]*" "$1" | head -1 | cut -d= -f2; }
 shared=$!
 # its own /dev/shm, /proc and PID 1; the socket's folder is still seen
 env -u LD_LIBRARY_PATH unshare --pid --ipc --mount --fork --mount-proc sh -c \
-  'mount -t tmpfs none /dev/shm && exec env LD_LIBRARY_PATH="$2" "$0" consumer "$1"' \
+  'mount -t tmpfs none /dev/shm && exec env LD_LIBRARY_PATH="$2" "$0" consumer "$1" --src announce=shared-memory' \
   "$node" "$sock" "$libs" >"$dir/contained.out" 2>"$dir/contained.err" &
 contained=$!
 
@@ -70,10 +73,13 @@ for who in shared contained; do
   echo "$who: $(cat "$out")"
   n=$(field "$out" frames); bad=$(field "$out" bad)
   connects=$(field "$out" connects); fenced=$(field "$out" fenced)
+  channel=$(field "$out" channel); want_channel=0
+  [ $who = contained ] && want_channel=1
   if [ "$n" != $frames ] || [ "$bad" != 0 ] || [ "$connects" != 1 ] ||
-      [ "$fenced" != 1 ]; then
+      [ "$fenced" != 1 ] || [ "$channel" != $want_channel ]; then
     echo "FAIL: the $who consumer: frames=$n (of $frames) bad=$bad" \
-      "connections=$connects (1 wanted) fenced=$fenced"
+      "connections=$connects (1 wanted) fenced=$fenced" \
+      "channel=$channel ($want_channel wanted)"
     cat "$dir/$who.err"
     status=1
   fi
@@ -87,6 +93,7 @@ if [ "$(field "$p" published)" != $frames ] ||
   status=1
 fi
 [ $status = 0 ] && echo "containers ($backend): both consumers got all $frames frames" \
-  "bit-exact on one connection each, ordered by the fence page; the" \
-  "producer synchronised none on the host"
+  "bit-exact on one connection each, ordered by the fence page, the" \
+  "contained one through its announce channel; the producer synchronised" \
+  "none on the host"
 exit $status

@@ -693,6 +693,80 @@ GST_START_TEST (test_normal_flow)
 
 GST_END_TEST;
 
+/* A CHANNEL of the fake producer's, sent on the socket; every later
+ * message of its goes through the channel. */
+static void
+send_channel (void)
+{
+  GError *err = NULL;
+  CudaIpcChannel *ch = cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, &err);
+  CudaIpcMsg msg;
+
+  fail_unless (ch != NULL, "%s", err ? err->message : "");
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
+  msg.u.channel.capacity = cudaipc_channel_get_capacity (ch);
+  msg.fds[0] = cudaipc_channel_get_memfd (ch);
+  msg.fds[1] = cudaipc_channel_get_eventfd (ch);
+  msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
+  psend (&msg);
+  cudaipc_conn_set_tx_channel (prod->conn, ch);
+}
+
+/* announce=shared-memory with a producer that offers it: asked in HELLO,
+ * and the stream read through the channel, the SLOTs' fds behind their
+ * marks, frames released as ever. */
+GST_START_TEST (test_channel_flow)
+{
+  CudaIpcClientItem a, b;
+  GError *err = NULL;
+  CudaIpcMsg msg;
+
+  cudaipc_client_set_announce (client, CUDAIPC_ANNOUNCE_SHARED_MEMORY, 0);
+  prod->hello_caps = CUDAIPC_CAP_CHANNEL;
+  producer_start (prod);
+  fail_unless_equals_int (cudaipc_client_connect (client, prod->path,
+          "test-client", 0, 5000, &err), CUDAIPC_CLIENT_OK);
+  producer_join (prod);
+  expect (CUDAIPC_MSG_HELLO, &msg);
+  fail_unless (msg.u.hello.caps & CUDAIPC_CAP_CHANNEL);
+  cudaipc_msg_clear (&msg);
+
+  send_channel ();
+  send_stream_start (2);
+  send_frame (0, 0);
+  send_frame (1, 1);
+  receive_frame (&a);
+  assert_content (a.frame.memory, 0);
+  receive_frame (&b);
+  assert_content (b.frame.memory, 1);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 0);
+  cudaipc_client_item_clear (&b);
+  expect_release (GEN, 1, 1);
+  /* the producer's end, after what it sent */
+  send_frame (0, 2);
+  producer_send_bye (prod->conn, CUDAIPC_BYE_NORMAL, "done");
+  receive_frame (&a);
+  assert_content (a.frame.memory, 2);
+  cudaipc_client_item_clear (&a);
+  fail_unless_equals_int (cudaipc_client_receive (client, &b, NULL),
+      CUDAIPC_CLIENT_CLOSED);
+  fail_unless (b.said_bye);
+  cudaipc_client_item_clear (&b);
+}
+
+GST_END_TEST;
+
+/* A CHANNEL this consumer did not ask for breaks the protocol. */
+GST_START_TEST (test_channel_not_asked)
+{
+  connect_ok ();
+  send_channel ();
+  expect_broken ("did not ask for");
+}
+
+GST_END_TEST;
+
 /* The host backend asks for no interprocess events, even from a producer
  * that offers them, and a SLOT's event handle it did not ask for changes
  * nothing: no driver call, no wait. */
@@ -2121,6 +2195,8 @@ client_suite (void)
   tcase_add_test (tc, test_version_mismatch);
   tcase_add_test (tc, test_refused);
   tcase_add_test (tc, test_normal_flow);
+  tcase_add_test (tc, test_channel_flow);
+  tcase_add_test (tc, test_channel_not_asked);
   tcase_add_test (tc, test_host_asks_no_events);
   tcase_add_test (tc, test_fence_page_orders_frames);
   tcase_add_test (tc, test_fence_word_past_frame);

@@ -2200,6 +2200,127 @@ GST_START_TEST (test_release_page)
 
 GST_END_TEST;
 
+/* The CHANNEL a consumer that asked gets, read as a consumer does: every
+ * later message comes through it. */
+static CudaIpcConn *
+join_with_channel (const gchar * name)
+{
+  guint32 offered = 0;
+  CudaIpcConn *c = join_asking (name, CUDAIPC_CAP_CHANNEL, &offered);
+  CudaIpcChannel *ch;
+  GError *err = NULL;
+  CudaIpcMsg msg;
+
+  fail_unless (offered & CUDAIPC_CAP_CHANNEL);
+  recv_msg (c, &msg, CUDAIPC_MSG_CHANNEL);
+  fail_unless_equals_int (msg.n_fds, CUDAIPC_CHANNEL_N_FDS);
+  ch = cudaipc_channel_open (msg.fds[0], msg.fds[1], msg.u.channel.capacity,
+      &err);
+  msg.fds[0] = msg.fds[1] = -1;
+  msg.n_fds = 0;
+  cudaipc_msg_clear (&msg);
+  fail_unless (ch != NULL, "%s", err ? err->message : "?");
+  fail_unless (cudaipc_conn_set_rx_channel (c, ch, 0, &err));
+  return c;
+}
+
+static void
+expect_ring_slots_caps (CudaIpcConn * c, guint n_slots)
+{
+  CudaIpcMsg msg;
+
+  recv_msg (c, &msg, CUDAIPC_MSG_RING);
+  cudaipc_msg_clear (&msg);
+  for (guint i = 0; i < n_slots; i++) {
+    recv_msg (c, &msg, CUDAIPC_MSG_SLOT);
+    fail_unless (msg.n_fds > 0);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (c, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+}
+
+/* A consumer that asks for the announce channel gets it: its RING, its
+ * SLOTs with their fds (on the socket, behind their marks), CAPS and
+ * FRAMEs in order; another that did not ask reads the same on the
+ * socket. */
+GST_START_TEST (test_channel_announces)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *a = join_with_channel ("shm"), *b;
+  CudaIpcFrameMsg sent, got;
+  GError *err = NULL;
+  guint32 offered;
+
+  b = join_asking ("socket", 0, &offered);
+  fail_unless (cudaipc_conn_has_rx_channel (a));
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  for (guint i = 0; i < 6; i++) {
+    sent = produce (s, page, (guint8) i);
+    if (i == 0) {
+      expect_ring_slots_caps (a, 2);
+      expect_ring_slots_caps (b, 2);
+    }
+    expect_frame (a, &got);
+    fail_unless_equals_uint64 (got.seq, sent.seq);
+    send_release (a, got.generation, got.slot, got.seq);
+    expect_frame (b, &got);
+    fail_unless_equals_uint64 (got.seq, sent.seq);
+    send_release (b, got.generation, got.slot, got.seq);
+  }
+  wait_released (s, "shm", 6);
+  wait_released (s, "socket", 6);
+  cudaipc_conn_free (a);
+  cudaipc_conn_free (b);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* A consumer that writes a tail into its channel that it could not have
+ * (past what was written) is dropped at the next message, and the other
+ * consumer goes on with every frame. */
+GST_START_TEST (test_channel_consumer_breaks_tail)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcConn *a, *b;
+  CudaIpcFrameMsg sent, got;
+  GError *err = NULL;
+  CudaIpcMsg msg;
+  int memfd;
+  guint64 *words;
+
+  /* the liar keeps a mapping of its page of its own */
+  guint32 offered = 0;
+
+  a = join_asking ("liar", CUDAIPC_CAP_CHANNEL, &offered);
+  recv_msg (a, &msg, CUDAIPC_MSG_CHANNEL);
+  memfd = msg.fds[0];
+  words = mmap (NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  fail_unless (words != MAP_FAILED);
+  cudaipc_msg_clear (&msg);
+  b = join_with_channel ("honest");
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  /* its tail (word 8, offset 64) far past the head */
+  words[8] = G_GUINT64_CONSTANT (1) << 40;
+  for (guint i = 0; i < 4; i++) {
+    sent = produce (s, page, (guint8) i);
+    if (i == 0)
+      expect_ring_slots_caps (b, 2);
+    expect_frame (b, &got);
+    fail_unless_equals_uint64 (got.seq, sent.seq);
+    send_release (b, got.generation, got.slot, got.seq);
+  }
+  expect_notice ("left liar");
+  wait_released (s, "honest", 4);
+  munmap (words, 4096);
+  cudaipc_conn_free (a);
+  cudaipc_conn_free (b);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 /* ordering=fence on the host backend: the fence page is offered in HELLO,
  * its fd travels with RING to the consumers that asked for it, each
  * frame's word is its FRAME's number, and the frame is synchronised on
@@ -2219,7 +2340,7 @@ GST_START_TEST (test_fence_page_ordering)
   fail_unless (cudaipc_server_get_fence_page (s) != NULL);
   a = join_asking ("reads-fence", CUDAIPC_CAP_FENCE, &offered);
   fail_unless_equals_int (offered, CUDAIPC_CAP_FENCE |
-      CUDAIPC_CAP_RELEASE_PAGE);
+      CUDAIPC_CAP_RELEASE_PAGE | CUDAIPC_CAP_CHANNEL);
   b = join_asking ("no-fence", 0, &offered);
   fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
 
@@ -2303,12 +2424,13 @@ GST_START_TEST (test_host_backend_no_events)
   g_clear_error (&err);
   cudaipc_fence_free (NULL);
 
-  /* the producer offers no events (only the release page), and one who
-   * asks gets none */
+  /* the producer offers no events (the release page and the announce
+   * channel only), and one who asks gets none */
   fail_unless_equals_int (cudaipc_socket_connect (sock_path, &fd), 0);
   c = cudaipc_conn_new (fd);
   recv_msg (c, &msg, CUDAIPC_MSG_HELLO);
-  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_RELEASE_PAGE);
+  fail_unless_equals_int (msg.u.hello.caps, CUDAIPC_CAP_RELEASE_PAGE |
+      CUDAIPC_CAP_CHANNEL);
   cudaipc_msg_clear (&msg);
   cudaipc_msg_init (&msg, CUDAIPC_MSG_HELLO);
   msg.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
@@ -2607,6 +2729,8 @@ server_suite (void)
   tcase_add_test (tc, test_late_joiner);
   tcase_add_test (tc, test_host_backend_no_events);
   tcase_add_test (tc, test_fence_page_ordering);
+  tcase_add_test (tc, test_channel_announces);
+  tcase_add_test (tc, test_channel_consumer_breaks_tail);
   tcase_add_test (tc, test_release_page);
   tcase_add_test (tc, test_consumers_cannot_write);
   tcase_add_test (tc, test_kernel_without_the_seal);
