@@ -193,6 +193,12 @@ bench_run_consumer (Transport t)
             name, "device-id", opts.consumer_device, NULL);
         gst_util_set_object_arg (G_OBJECT (c.src), "timestamp-mode",
             "passthrough");
+        if (opts.announce) {
+          gst_util_set_object_arg (G_OBJECT (c.src), "announce",
+              opts.announce);
+          g_object_set (c.src, "spin-us", (guint) MAX (opts.spin_us, 0),
+              NULL);
+        }
         g_free (name);
       }
       chain[n++] = c.src;

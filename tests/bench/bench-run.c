@@ -169,6 +169,8 @@ args:
       ARG ("--hold", "%d", opts.hold);
     if (opts.spin_us > 0)
       ARG ("--spin-us", "%d", opts.spin_us);
+    if (opts.announce)
+      ARG ("--announce", "%s", opts.announce);
     ARG ("--samples", "%s/samples-%d.bin", row->dir, index);
   }
 #undef ARG

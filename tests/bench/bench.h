@@ -71,6 +71,7 @@ typedef struct
   gint width, height, clients, index, idle, grace_ms, parent, rois;
   gint hold;                    /* consumer: its last N frames kept */
   gint spin_us;                 /* (0r) consumer: spin before sleeping */
+  gchar *announce;              /* (a) consumer: cuipcsrc announce= */
 } BenchOptions;
 
 extern BenchOptions opts;

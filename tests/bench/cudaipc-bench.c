@@ -218,8 +218,12 @@ static GOptionEntry entries[] = {
         "downstream that keeps frames does (an encoder, a queue; default 0)",
       "N"},
   {"spin-us", 0, 0, G_OPTION_ARG_INT, &opts.spin_us,
-        "run, consumer: (0r)'s consumers read busily for US before they "
-        "sleep (default 0: at once)", "US"},
+        "run, consumer: (0r)'s consumers, and (a)'s with --announce "
+        "shared-memory, read busily for US before they sleep (default 0: "
+        "at once)", "US"},
+  {"announce", 0, 0, G_OPTION_ARG_STRING, &opts.announce,
+        "run, consumer: (a)'s cuipcsrc announce= (socket, the default, or "
+        "shared-memory)", "HOW"},
   {"grace-ms", 0, 0, G_OPTION_ARG_INT, &opts.grace_ms,
       "consumer: once the producer has finished pushing, ms without a "
         "frame that end it (default 1000)", "MS"},
@@ -295,6 +299,10 @@ bench_row_label (const Row * row)
     g_string_append_printf (s, " rois=%u", row->rois);
   if (row->python)
     g_string_append (s, ", Python consumer");
+  if (row->transport == TRANSPORT_CUDAIPC && !row->python && opts.announce &&
+      !g_str_equal (opts.announce, "socket"))
+    g_string_append_printf (s, ", announce=%s%s", opts.announce,
+        opts.spin_us > 0 ? " spin" : "");
   return g_string_free (s, FALSE);
 }
 
