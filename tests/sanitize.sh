@@ -40,7 +40,7 @@ meson test -C "$build" --suite libs --suite elements --suite api --suite fuzz \
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for target in protocol descriptor metas text; do
+for target in protocol descriptor metas text channel; do
   mkdir -p "$work/$target"
   cp tests/fuzz/corpus/$target/* "$work/$target/"
   echo "fuzzing $target for ${seconds}s"

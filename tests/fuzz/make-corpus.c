@@ -9,6 +9,7 @@
 #endif
 
 #include <string.h>
+#include <sys/mman.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 
@@ -16,6 +17,7 @@
 #include <gst/video/video.h>
 
 #include "metas/metas.h"
+#include "wire/channel.h"
 #include "wire/protocol.h"
 
 static void
@@ -247,10 +249,62 @@ descriptor_seed (const gchar * dir, const gchar * name, guint n,
   g_free (path);
 }
 
+/* A channel's page as a producer writes it: its head, the consumer's
+ * tail, then the records of @n messages (a mark after the second), with
+ * @skip bytes of records written and read first, so that they wrap. */
+static void
+channel_seed (const gchar * dir, const gchar * name, guint n, gsize skip)
+{
+  static guint8 buf[CUDAIPC_MAX_MESSAGE];
+  CudaIpcChannel *tx = cudaipc_channel_new (4096, NULL);
+  guint8 *page, *seed;
+  gchar *path;
+
+  page = mmap (NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+      cudaipc_channel_get_memfd (tx), 0);
+  for (gsize done = 0; done < skip; done += 72) {
+    memset (buf, 0, 64);
+    cudaipc_channel_write (tx, buf, 64);
+    /* the consumer's tail follows */
+    memcpy (page + 64, page, 8);
+  }
+  for (guint i = 0; i < n; i++) {
+    CudaIpcMsg m;
+    gssize len;
+
+    cudaipc_msg_init (&m, i % 2 ? CUDAIPC_MSG_EVENT : CUDAIPC_MSG_FRAME);
+    if (i % 2) {
+      m.u.event.event_type = GST_EVENT_EOS;
+      m.u.event.structure = "";
+    } else {
+      m.u.frame.slot = i % 4;
+      m.u.frame.seq = i;
+      m.u.frame.size = 4096;
+      m.u.frame.n_planes = 1;
+      m.u.frame.planes[0].stride = 64;
+    }
+    len = cudaipc_msg_build (&m, i + 1, buf, sizeof (buf));
+    cudaipc_channel_write (tx, buf, len);
+    if (i == 1)
+      cudaipc_channel_write (tx, NULL, 0);
+  }
+  seed = g_malloc (16 + 4096);
+  memcpy (seed, page, 8);
+  memcpy (seed + 8, page + 64, 8);
+  memcpy (seed + 16, page + 4096, 4096);
+  path = g_build_filename (dir, name, NULL);
+  if (!g_file_set_contents (path, (const gchar *) seed, 16 + 4096, NULL))
+    g_error ("cannot write %s", path);
+  g_free (path);
+  g_free (seed);
+  munmap (page, 8192);
+  cudaipc_channel_free (tx);
+}
+
 int
 main (int argc, char **argv)
 {
-  gchar *pdir, *ddir, *mdir;
+  gchar *pdir, *ddir, *mdir, *cdir;
   const guint8 kinds[3] = { 0, 0, 0 }, bad_kinds[3] = { 1, 2, 3 };
   const guint32 pages[3] = { 2, 2, 1 };
   const guint64 sizes[3] = { 8192, 8192, 4096 };
@@ -270,6 +324,11 @@ main (int argc, char **argv)
   descriptor_seed (ddir, "one-sealed", 1, kinds, pages, sizes, 8192);
   descriptor_seed (ddir, "wrong-kinds", 3, bad_kinds, pages, sizes, 20000);
   descriptor_seed (ddir, "size-too-big", 1, kinds, pages, sizes, 8193);
+  cdir = g_build_filename (argv[1], "channel", NULL);
+  g_mkdir_with_parents (cdir, 0755);
+  channel_seed (cdir, "four", 4, 0);
+  channel_seed (cdir, "wrapped", 6, 4000);
+  g_free (cdir);
   g_free (pdir);
   g_free (ddir);
   g_free (mdir);
