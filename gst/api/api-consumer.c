@@ -142,6 +142,11 @@ cudaipc_consumer_new (const char *socket_path,
       opts.leaky == CUDAIPC_LEAKY_TYPE_NONE ? CUDAIPC_LEAKY_NONE :
       opts.leaky == CUDAIPC_LEAKY_TYPE_DOWNSTREAM ? CUDAIPC_LEAKY_DOWNSTREAM :
       CUDAIPC_LEAKY_AUTO);
+  cudaipc_reader_set_announce (c->reader,
+      opts.announce == CUDAIPC_ANNOUNCE_BY_SHARED_MEMORY ?
+      CUDAIPC_ANNOUNCE_SHARED_MEMORY : CUDAIPC_ANNOUNCE_SOCKET);
+  cudaipc_reader_set_spin_us (c->reader, MIN (opts.spin_us,
+          CUDAIPC_MAX_SPIN_US));
   if (!cudaipc_reader_start (c->reader, &err)) {
     g_clear_error (&err);
     cudaipc_consumer_free (c);

@@ -148,10 +148,24 @@ typedef struct
   /* whether frames that arrive while the program is busy and max_held
    * are held are dropped, as cuipcsrc's leaky-type: CUDAIPC_LEAKY_AUTO
    * (the default) drops none of a stream that is not live (the producer
-   * waits for this consumer) and the oldest of a live one. The last
-   * field: a caller whose struct_size ends before it gets the default. */
+   * waits for this consumer) and the oldest of a live one. */
   int32_t leaky;
+  /* how the producer tells of each frame, as cuipcsrc's announce:
+   * CUDAIPC_ANNOUNCE_BY_SOCKET (the default) or _BY_SHARED_MEMORY, and
+   * with the latter how long a wait reads the shared page busily before
+   * it sleeps (spin_us, 0..1000). The last fields: a caller whose
+   * struct_size ends before a field gets its default. */
+  int32_t announce;
+  uint32_t spin_us;
 } cudaipc_consumer_options;
+
+/* cudaipc_consumer_options' announce */
+typedef enum
+{
+  CUDAIPC_ANNOUNCE_BY_SOCKET = 0,       /* a message on the socket */
+  CUDAIPC_ANNOUNCE_BY_SHARED_MEMORY = 1,        /* through a page of shared
+                                                 * memory of this consumer's */
+} cudaipc_announce;
 
 /* cudaipc_consumer_options' leaky */
 typedef enum

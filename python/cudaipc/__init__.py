@@ -755,23 +755,34 @@ class Consumer(_Handle):
     them, a Frame's `dropped_before` says how many went before it); "none"
     never drops (a slow consumer holds the producer back); "downstream"
     always drops the oldest. @keep_all is leaky="none".
+    @announce, as cuipcsrc's: "socket" (a message a frame) or
+    "shared-memory" (through a page of shared memory the producer makes
+    for this consumer: less CPU a frame), with @spin_us microseconds of
+    busy reading before each wait sleeps (0..1000, 0: none).
     """
 
     _LEAKY = {"auto": _lib.LEAKY_AUTO, "none": _lib.LEAKY_NONE,
               "downstream": _lib.LEAKY_DOWNSTREAM}
+    _ANNOUNCE = {"socket": _lib.ANNOUNCE_BY_SOCKET,
+                 "shared-memory": _lib.ANNOUNCE_BY_SHARED_MEMORY}
 
     _what = "consumer"
 
     def __init__(self, socket_path, *, name=None, device_id=0,
                  connect_timeout=10.0, reconnect=True, reconnect_timeout=30.0,
                  max_held=-1, peer_access=True, keep_all=False,
-                 leaky="auto", timeout=None):
+                 leaky="auto", timeout=None, announce="socket", spin_us=0):
         self._init_handle()
         self._out = _ctypes.c_void_p()
         self._out_ref = _ctypes.byref(self._out)
         if leaky not in self._LEAKY:
             raise ValueError("leaky must be one of %s, not %r" %
                              (", ".join(self._LEAKY), leaky))
+        if announce not in self._ANNOUNCE:
+            raise ValueError("announce must be one of %s, not %r" %
+                             (", ".join(self._ANNOUNCE), announce))
+        if not 0 <= spin_us <= 1000:
+            raise ValueError("spin_us must be 0..1000, not %r" % (spin_us,))
         o = _lib.ConsumerOptions()
         _clib.cudaipc_consumer_options_init(_ctypes.byref(o))
         self._name = _name(name)
@@ -784,6 +795,8 @@ class Consumer(_Handle):
         o.peer_access = 1 if peer_access else 0
         o.keep_all = 1 if keep_all else 0
         o.leaky = self._LEAKY[leaky]
+        o.announce = self._ANNOUNCE[announce]
+        o.spin_us = spin_us
         self.socket_path = socket_path
         self._warned_drops = False
         self.timeout = timeout

@@ -19,6 +19,8 @@ STATUS_FAILED = 9
 BACKEND_HOST = 0
 BACKEND_CUDA = 1
 BACKEND_AUTO = 2
+ANNOUNCE_BY_SOCKET = 0
+ANNOUNCE_BY_SHARED_MEMORY = 1
 LEAKY_AUTO = 0
 LEAKY_NONE = 1
 LEAKY_DOWNSTREAM = 2
@@ -38,6 +40,8 @@ class ConsumerOptions(ctypes.Structure):
         ("peer_access", ctypes.c_int32),
         ("keep_all", ctypes.c_int32),
         ("leaky", ctypes.c_int32),
+        ("announce", ctypes.c_int32),
+        ("spin_us", ctypes.c_uint32),
     ]
 
 

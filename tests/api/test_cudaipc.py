@@ -154,6 +154,26 @@ class ConsumerTests(Case):
         self.assertEqual(n, 30)
         self.finish(p)
 
+    def test_announce_through_shared_memory(self):
+        # the producer's messages through a page of this consumer's, with
+        # a busy read before each wait: every frame, in order, as sent
+        p = self.producer(60, sink=LOSSLESS)
+        n = 0
+        with cudaipc.Consumer(self.sock, timeout=20, keep_all=True,
+                              announce="shared-memory", spin_us=20) as cams:
+            for frame in cams:
+                with frame:
+                    self.assertEqual(frame.offset, n)
+                    if not GPU:
+                        self.assertEqual(frame.tobytes(), pattern(n))
+                n += 1
+        self.assertEqual(n, 60)
+        self.finish(p)
+        for bad in ({"announce": "pigeon"}, {"spin_us": 5000},
+                    {"spin_us": -1}):
+            with self.assertRaises(ValueError):
+                cudaipc.Consumer(self.sock, **bad)
+
     @unittest.skipIf(numpy is None or GPU, "numpy, host backend")
     def test_array_outlives_its_frame(self):
         p = self.producer(5, "--fps", "30")

@@ -57,6 +57,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--samples")
     ap.add_argument("--consumer-device", type=int, default=0)
+    ap.add_argument("--announce", default="socket")
+    ap.add_argument("--spin-us", type=int, default=0)
     args, _ = ap.parse_known_args()
 
     make_array = None
@@ -92,7 +94,8 @@ def main():
     cams = cudaipc.Consumer(args.socket, name="bench-consumer-%d" %
                             args.index, device_id=args.consumer_device,
                             connect_timeout=args.timeout, reconnect=False,
-                            max_held=2, keep_all=True)
+                            max_held=2, keep_all=True,
+                            announce=args.announce, spin_us=args.spin_us)
     say("ready")
     while True:
         try:

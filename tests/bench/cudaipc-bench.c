@@ -299,7 +299,7 @@ bench_row_label (const Row * row)
     g_string_append_printf (s, " rois=%u", row->rois);
   if (row->python)
     g_string_append (s, ", Python consumer");
-  if (row->transport == TRANSPORT_CUDAIPC && !row->python && opts.announce &&
+  if (row->transport == TRANSPORT_CUDAIPC && opts.announce &&
       !g_str_equal (opts.announce, "socket"))
     g_string_append_printf (s, ", announce=%s%s", opts.announce,
         opts.spin_us > 0 ? " spin" : "");
