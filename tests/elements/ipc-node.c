@@ -29,7 +29,7 @@
  *     "consumer frames=N bad=B caps=C recheck_bad=R first=F last=L
  *      warnings=W ok=O output=M peer=P discarded=D connects=N fenced=F
  *      channel=C driver_calls=K metas_ok=A metas_bad=B metas_received=E
- *      metas_refused=X disorder=O elapsed_us=T", where M is
+ *      metas_refused=X disorder=O peak_kib=R elapsed_us=T", where M is
  *     what the source's frames went out in (0 its imported slots, 1
  *     GstCudaMemory copies, 2 wrapped GstCudaMemory), P is 1 when it read
  *     a producer on another GPU
@@ -40,7 +40,8 @@
  *     driver-calls, A and B
  *     the frames whose metas were as --expect-metas says, and not, and E
  *     and X the source's metas-received and metas-refused, O the frames
- *     whose offset was not above the one before. With --slow-ms N appsink
+ *     whose offset was not above the one before, R the process's peak
+ *     resident memory (VmHWM) at its end. With --slow-ms N appsink
  *     holds one frame and the consumer takes N ms over each.
  *
  *   ipc-node rogue SOCKET --mode MODE
@@ -78,6 +79,19 @@
 #include "test-metas.h"
 #include "test-pattern.h"
 #include "test-bus.h"
+
+/* This process's peak resident memory so far, KiB (0 where unknown). */
+static guint64
+peak_kib (void)
+{
+  g_autofree gchar *status = NULL;
+  const gchar *at;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
+      (at = strstr (status, "\nVmHWM:")) == NULL)
+    return 0;
+  return g_ascii_strtoull (at + strlen ("\nVmHWM:"), NULL, 10);
+}
 
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
@@ -734,17 +748,17 @@ run_consumer (const gchar * socket_path)
       "fenced=%d channel=%d driver_calls=%" G_GUINT64_FORMAT " metas_ok=%u "
       "metas_bad=%u metas_received=%" G_GUINT64_FORMAT " metas_refused=%"
       G_GUINT64_FORMAT " disorder=%u copied=%" G_GUINT64_FORMAT
-      " checksum=%016" G_GINT64_MODIFIER "x elapsed_us=%" G_GINT64_FORMAT
-      "\n", n, bad,
-      n_caps, recheck_bad,
+      " checksum=%016" G_GINT64_MODIFIER "x peak_kib=%" G_GUINT64_FORMAT
+      " elapsed_us=%" G_GINT64_FORMAT "\n", n, bad, n_caps, recheck_bad,
       first == G_MAXUINT64 ? 0 : first, last,
       g_atomic_int_get (&n_warnings), ok,
       g_strcmp0 (output, "gst-cuda-copied") == 0 ? 1 :
       g_strcmp0 (output, "gst-cuda-wrapped") == 0 ? 2 : 0,
       gst_structure_get_boolean (stats, "peer", &peer) && peer, discarded,
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
-      g_atomic_int_get (&n_channel), driver_calls, metas_ok, metas_bad, metas_received, metas_refused,
-      disorder, copied, checksum, t1 - t0);
+      g_atomic_int_get (&n_channel), driver_calls, metas_ok, metas_bad,
+      metas_received, metas_refused, disorder, copied, checksum,
+      peak_kib (), t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);
