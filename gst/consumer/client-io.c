@@ -187,7 +187,7 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
     if (ret != -EAGAIN)
       return ret;
   }
-  if (cudaipc_conn_begin_wait (conn)) {
+  if (cudaipc_conn_begin_wait (conn, TRUE)) {
     ret = 1;
   } else {
     ret = cudaipc_client_wait_readable (client,

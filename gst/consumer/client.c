@@ -389,7 +389,9 @@ reader_thread (gpointer data)
     g_mutex_unlock (&client->reader_lock);
 
     memset (&item, 0, sizeof (item));
-    if (cudaipc_conn_begin_wait (client->conn)) {
+    /* no busy read here: this thread reads only while the streaming
+     * thread is busy downstream, and would take its CPU */
+    if (cudaipc_conn_begin_wait (client->conn, FALSE)) {
       n = 1;
       pfd[1].revents = POLLIN;
     } else {

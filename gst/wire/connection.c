@@ -434,7 +434,7 @@ cudaipc_conn_wait (CudaIpcConn * conn, gint timeout_ms)
     deadline = g_get_monotonic_time () + timeout_ms * G_TIME_SPAN_MILLISECOND;
 
   for (;;) {
-    if (cudaipc_conn_begin_wait (conn))
+    if (cudaipc_conn_begin_wait (conn, FALSE))
       return 1;
     pfd.fd = cudaipc_conn_get_wait_fd (conn);
     pfd.events = POLLIN;
@@ -528,12 +528,12 @@ cudaipc_conn_has_rx_channel (const CudaIpcConn * conn)
 }
 
 gboolean
-cudaipc_conn_begin_wait (CudaIpcConn * conn)
+cudaipc_conn_begin_wait (CudaIpcConn * conn, gboolean spin)
 {
   if (conn->rx_channel == NULL)
     return FALSE;
   return conn->rx_marked ||
-      cudaipc_channel_begin_wait (conn->rx_channel, conn->spin_us);
+      cudaipc_channel_begin_wait (conn->rx_channel, spin ? conn->spin_us : 0);
 }
 
 int

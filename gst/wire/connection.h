@@ -68,9 +68,11 @@ gboolean cudaipc_conn_has_rx_channel (const CudaIpcConn * conn);
 /* Consumer, around a poll() for the next message: begin_wait() TRUE
  * means one is there (no poll, no end_wait()); else poll
  * get_wait_fd() (the socket, or with a channel an epoll fd of the socket
- * and the channel's eventfd) for POLLIN, then end_wait(). A receive
- * after a wake-up that finds nothing is -EAGAIN. */
-gboolean cudaipc_conn_begin_wait (CudaIpcConn * conn);
+ * and the channel's eventfd) for POLLIN, then end_wait(). With @spin, a
+ * channel is read busily for the connection's spin_us first (the thread
+ * that waits for its next frame; not a reader that reads ahead). A
+ * receive after a wake-up that finds nothing is -EAGAIN. */
+gboolean cudaipc_conn_begin_wait (CudaIpcConn * conn, gboolean spin);
 int cudaipc_conn_get_wait_fd (const CudaIpcConn * conn);
 void cudaipc_conn_end_wait (CudaIpcConn * conn);
 /* Consumer: whether a receive would find something now (a message, the

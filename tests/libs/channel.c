@@ -127,7 +127,7 @@ GST_START_TEST (test_in_order_with_marked)
   send_event (prod, "last");
 
   /* a wait finds them there at once */
-  fail_unless (cudaipc_conn_begin_wait (cons));
+  fail_unless (cudaipc_conn_begin_wait (cons, TRUE));
   fail_unless (cudaipc_conn_pending (cons));
   expect_event ("first");
   fail_unless_equals_int (cudaipc_conn_try_recv (cons, &msg), 0);
@@ -200,7 +200,7 @@ GST_START_TEST (test_wakes_a_sleeper)
   struct pollfd pfd;
 
   /* nothing there: it sleeps, and the wait fd is quiet */
-  fail_if (cudaipc_conn_begin_wait (cons));
+  fail_if (cudaipc_conn_begin_wait (cons, TRUE));
   pfd.fd = cudaipc_conn_get_wait_fd (cons);
   pfd.events = POLLIN;
   fail_unless (pfd.fd != -1);
@@ -211,7 +211,7 @@ GST_START_TEST (test_wakes_a_sleeper)
   cudaipc_conn_end_wait (cons);
   expect_event ("wake");
   /* a spurious wake-up: the eventfd emptied, nothing to read */
-  fail_if (cudaipc_conn_begin_wait (cons));
+  fail_if (cudaipc_conn_begin_wait (cons, TRUE));
   send_event (prod, "again");
   fail_unless_equals_int (poll (&pfd, 1, 1000), 1);
   expect_event ("again");
@@ -221,7 +221,7 @@ GST_START_TEST (test_wakes_a_sleeper)
   /* not asleep: no wake-up written, the record is seen all the same */
   send_event (prod, "awake");
   fail_unless_equals_int (poll (&pfd, 1, 0), 0);
-  fail_unless (cudaipc_conn_begin_wait (cons));
+  fail_unless (cudaipc_conn_begin_wait (cons, TRUE));
   expect_event ("awake");
 }
 
