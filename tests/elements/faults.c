@@ -72,20 +72,23 @@ GST_START_TEST (test_consumer_killed_frees_its_slots)
 
 GST_END_TEST;
 
-GST_START_TEST (test_producer_killed_and_restarted)
+/* The first producer dies mid-stream and leaves its socket file; the
+ * consumer (its messages as @announce says) warns and keeps retrying,
+ * longer than its connect-timeout (which is for the first connection
+ * only); a new producer replaces the stale socket and the consumer goes
+ * on to its EOS. It holds its last three frames all along: those of the
+ * dead producer stay intact until it lets them go. */
+static void
+killed_and_restarted (const gchar * announce)
 {
   Node *c, *p1, *p2;
+  gchar *src = g_strdup_printf ("reconnect=true connect-timeout=5000 "
+      "announce=%s", announce);
 
-  /* the first producer dies mid-stream and leaves its socket file; the
-   * consumer warns and keeps retrying, longer than its connect-timeout
-   * (which is for the first connection only); a new producer replaces the
-   * stale socket and the consumer goes on to its EOS. It holds its last
-   * three frames all along: those of the dead producer stay intact until
-   * it lets them go. */
   p1 = spawn_node ("producer", "--frames", "1000", "--clients", "1",
       "--die-after", "40", "--sink", "backend=" BACKEND, NULL);
-  c = spawn_node ("consumer", "--hold", "3", "--src",
-      "reconnect=true connect-timeout=5000", NULL);
+  c = spawn_node ("consumer", "--hold", "3", "--src", src, NULL);
+  g_free (src);
   wait_node (p1, 60);
   fail_unless (WIFSIGNALED (p1->status));
   fail_unless (g_file_test (sock, G_FILE_TEST_EXISTS));
@@ -101,9 +104,26 @@ GST_START_TEST (test_producer_killed_and_restarted)
   fail_unless_equals_uint64 (field (c, "recheck_bad"), 0);
   fail_unless_equals_uint64 (field (c, "last"), 59);
   fail_unless (field (c, "warnings") >= 1, "no warning about the crash");
+  /* each connection through the channel where asked */
+  fail_unless_equals_uint64 (field (c, "channel"),
+      g_str_equal (announce, "shared-memory") ? field (c, "connects") : 0);
   node_free (c);
   node_free (p1);
   node_free (p2);
+}
+
+GST_START_TEST (test_producer_killed_and_restarted)
+{
+  killed_and_restarted ("socket");
+}
+
+GST_END_TEST;
+
+/* the same, the consumer told of its frames through shared memory: the
+ * producer's death is seen through the socket beside the page */
+GST_START_TEST (test_producer_killed_channel)
+{
+  killed_and_restarted ("shared-memory");
 }
 
 GST_END_TEST;
@@ -676,6 +696,7 @@ faults_suite (void)
   tcase_add_checked_fixture (tc, nodes_setup, nodes_teardown);
   tcase_add_test (tc, test_consumer_killed_frees_its_slots);
   tcase_add_test (tc, test_producer_killed_and_restarted);
+  tcase_add_test (tc, test_producer_killed_channel);
   tcase_add_test (tc, test_producer_killed_no_reconnect);
   tcase_add_test (tc, test_producer_killed_stays_away);
   tcase_add_test (tc, test_stuck_consumer_dropped);
