@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -753,6 +754,40 @@ GST_START_TEST (test_channel_flow)
       CUDAIPC_CLIENT_CLOSED);
   fail_unless (b.said_bye);
   cudaipc_client_item_clear (&b);
+}
+
+GST_END_TEST;
+
+/* A CHANNEL whose page is not sealed (the producer could cut it under
+ * the consumer's mapping) breaks the protocol, with a clear error. */
+GST_START_TEST (test_channel_unsealed)
+{
+  GError *err = NULL;
+  CudaIpcMsg msg;
+  int memfd, efd;
+
+  cudaipc_client_set_announce (client, CUDAIPC_ANNOUNCE_SHARED_MEMORY, 0);
+  prod->hello_caps = CUDAIPC_CAP_CHANNEL;
+  producer_start (prod);
+  fail_unless_equals_int (cudaipc_client_connect (client, prod->path,
+          "test-client", 0, 5000, &err), CUDAIPC_CLIENT_OK);
+  producer_join (prod);
+  expect (CUDAIPC_MSG_HELLO, &msg);
+  cudaipc_msg_clear (&msg);
+
+  memfd = memfd_create ("unsealed", MFD_CLOEXEC);
+  fail_unless (memfd >= 0 && ftruncate (memfd, 4096 + 4096) == 0);
+  efd = eventfd (0, EFD_CLOEXEC);
+  fail_unless (efd >= 0);
+  cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
+  msg.u.channel.capacity = 4096;
+  msg.fds[0] = memfd;
+  msg.fds[1] = efd;
+  msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
+  psend (&msg);
+  close (memfd);
+  close (efd);
+  expect_broken ("not sealed against shrinking");
 }
 
 GST_END_TEST;
@@ -2197,6 +2232,7 @@ client_suite (void)
   tcase_add_test (tc, test_normal_flow);
   tcase_add_test (tc, test_channel_flow);
   tcase_add_test (tc, test_channel_not_asked);
+  tcase_add_test (tc, test_channel_unsealed);
   tcase_add_test (tc, test_host_asks_no_events);
   tcase_add_test (tc, test_fence_page_orders_frames);
   tcase_add_test (tc, test_fence_word_past_frame);
