@@ -126,6 +126,26 @@ cudaipc_conn_get_fd (const CudaIpcConn * conn)
   return conn->fd;
 }
 
+/* With an announce channel: the @len bytes of @buf (its sequence
+ * written) as a record, 1; or, for a message with fds or too long for a
+ * record, its mark, 0: the message then goes on the socket. Negative
+ * errno where the channel takes neither. */
+static gint
+channel_send (CudaIpcConn * conn, const guint8 * buf, gsize len, guint n_fds)
+{
+  gint ret;
+
+  if (n_fds == 0 && len <= CUDAIPC_CHANNEL_MAX_RECORD) {
+    ret = cudaipc_channel_write (conn->tx_channel, buf, len);
+    if (ret < 0)
+      return ret;
+    conn->tx_seq++;
+    return 1;
+  }
+  ret = cudaipc_channel_write (conn->tx_channel, NULL, 0);
+  return ret < 0 ? ret : 0;
+}
+
 gint
 cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg)
 {
@@ -150,19 +170,10 @@ cudaipc_conn_send (CudaIpcConn * conn, const CudaIpcMsg * msg)
     return len;
 
   if (conn->tx_channel) {
-    gint ret;
+    gint ret = channel_send (conn, buf, len, msg->n_fds);
 
-    /* a message with fds, or a long one, goes on the socket behind its
-     * mark */
-    if (msg->n_fds == 0 && len <= CUDAIPC_CHANNEL_MAX_RECORD) {
-      ret = cudaipc_channel_write (conn->tx_channel, buf, len);
-      if (ret == 0)
-        conn->tx_seq++;
-      return ret;
-    }
-    ret = cudaipc_channel_write (conn->tx_channel, NULL, 0);
-    if (ret < 0)
-      return ret;
+    if (ret != 0)
+      return ret > 0 ? 0 : ret;
   }
 
   iov.iov_base = buf;
@@ -325,7 +336,7 @@ parse_record (CudaIpcConn * conn, gsize len, CudaIpcMsg * msg)
  * message, the peer's end, or nothing (-EAGAIN, also for a blocking
  * receive: the caller's poll woke for a record read since). */
 static gint
-recv_channel (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
+recv_channel (CudaIpcConn * conn, CudaIpcMsg * msg)
 {
   gsize len = 0;
   gint ret;
@@ -371,7 +382,7 @@ static gint
 recv_one (CudaIpcConn * conn, CudaIpcMsg * msg, int flags)
 {
   if (conn->rx_channel)
-    return recv_channel (conn, msg, flags);
+    return recv_channel (conn, msg);
   return recv_socket (conn, msg, flags);
 }
 
@@ -398,17 +409,10 @@ cudaipc_conn_send_built (CudaIpcConn * conn, guint8 * buf, gsize len)
 
   GST_WRITE_UINT32_LE (buf + CUDAIPC_HEADER_SEQ_OFFSET, conn->tx_seq + 1);
   if (conn->tx_channel) {
-    gint ret;
+    gint ret = channel_send (conn, buf, len, 0);
 
-    if (len <= CUDAIPC_CHANNEL_MAX_RECORD) {
-      ret = cudaipc_channel_write (conn->tx_channel, buf, len);
-      if (ret == 0)
-        conn->tx_seq++;
-      return ret;
-    }
-    ret = cudaipc_channel_write (conn->tx_channel, NULL, 0);
-    if (ret < 0)
-      return ret;
+    if (ret != 0)
+      return ret > 0 ? 0 : ret;
   }
   do {
     n = send (conn->fd, buf, len, MSG_NOSIGNAL);
