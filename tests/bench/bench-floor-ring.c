@@ -39,10 +39,10 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "bench-floor.h"
+#include "ring/shared-page.h"
 
 #define LINE 64
 
@@ -90,6 +90,19 @@ floor_ring_size (void)
   return (sizeof (RingPage) + 4095) & ~(gsize) 4095;
 }
 
+/* Maps @r's page; FALSE with a message (@who: whose). */
+static gboolean
+map_page (FloorRing * r, const gchar * who)
+{
+  r->page = mmap (NULL, floor_ring_size (), PROT_READ | PROT_WRITE,
+      MAP_SHARED, r->fd, 0);
+  if (r->page != MAP_FAILED)
+    return TRUE;
+  g_printerr ("%s: cannot map the page: %s\n", who, g_strerror (errno));
+  r->page = NULL;
+  return FALSE;
+}
+
 FloorRing *
 floor_ring_new (guint n_slots, guint n_consumers)
 {
@@ -100,11 +113,13 @@ floor_ring_new (guint n_slots, guint n_consumers)
   r->n_consumers = n_consumers;
   r->fd = memfd_create ("floor-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (r->fd < 0 || ftruncate (r->fd, (off_t) size) < 0 ||
-      fcntl (r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0
-      || (r->page = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-              r->fd, 0)) == MAP_FAILED) {
+      fcntl (r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+      < 0) {
     g_printerr ("floor-ring: cannot make the page: %s\n", g_strerror (errno));
-    r->page = NULL;
+    floor_ring_free (r);
+    return NULL;
+  }
+  if (!map_page (r, "floor-ring")) {
     floor_ring_free (r);
     return NULL;
   }
@@ -121,15 +136,19 @@ FloorRing *
 floor_ring_open (int fd, guint n_slots, guint index)
 {
   FloorRing *r;
-  struct stat st;
-  int seals = fcntl (fd, F_GET_SEALS);
+  GError *err = NULL;
 
+  if (n_slots == 0 || n_slots > FLOOR_MAX_SLOTS || index >= FLOOR_MAX_CLIENTS) {
+    g_printerr ("floor-ring consumer: %u slots, consumer %u\n", n_slots,
+        index);
+    close (fd);
+    return NULL;
+  }
   /* the producer must not be able to cut the page under the mapping */
-  if (n_slots == 0 || n_slots > FLOOR_MAX_SLOTS || index >= FLOOR_MAX_CLIENTS
-      || seals < 0 || !(seals & F_SEAL_SHRINK) || fstat (fd, &st) < 0 ||
-      (gsize) st.st_size < floor_ring_size ()) {
-    g_printerr ("floor-ring consumer: the page is not a sealed memfd of "
-        "the size expected\n");
+  if (!cudaipc_shared_page_check (fd, "floor ring page", floor_ring_size (),
+          FALSE, &err)) {
+    g_printerr ("floor-ring consumer: %s\n", err->message);
+    g_clear_error (&err);
     close (fd);
     return NULL;
   }
@@ -137,11 +156,7 @@ floor_ring_open (int fd, guint n_slots, guint index)
   r->fd = fd;
   r->n_slots = n_slots;
   r->index = index;
-  r->page = mmap (NULL, floor_ring_size (), PROT_READ | PROT_WRITE,
-      MAP_SHARED, fd, 0);
-  if (r->page == MAP_FAILED) {
-    g_printerr ("floor-ring consumer: mmap: %s\n", g_strerror (errno));
-    r->page = NULL;
+  if (!map_page (r, "floor-ring consumer")) {
     floor_ring_free (r);
     return NULL;
   }
