@@ -79,19 +79,7 @@
 #include "test-metas.h"
 #include "test-pattern.h"
 #include "test-bus.h"
-
-/* This process's peak resident memory so far, KiB (0 where unknown). */
-static guint64
-peak_kib (void)
-{
-  g_autofree gchar *status = NULL;
-  const gchar *at;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
-      (at = strstr (status, "\nVmHWM:")) == NULL)
-    return 0;
-  return g_ascii_strtoull (at + strlen ("\nVmHWM:"), NULL, 10);
-}
+#include "test-util.h"
 
 static gint frames = 30, width = 320, height = 240;
 static gint switch_at = -1, width2 = 0, height2 = 0;
@@ -758,7 +746,7 @@ run_consumer (const gchar * socket_path)
       g_atomic_int_get (&n_connects), g_atomic_int_get (&n_fenced),
       g_atomic_int_get (&n_channel), driver_calls, metas_ok, metas_bad,
       metas_received, metas_refused, disorder, copied, checksum,
-      peak_kib (), t1 - t0);
+      cudaipc_test_status_kib (0, "VmHWM"), t1 - t0);
   gst_structure_free (stats);
 
   gst_caps_replace (&last_caps, NULL);

@@ -713,12 +713,11 @@ send_channel (void)
   cudaipc_conn_set_tx_channel (prod->conn, ch);
 }
 
-/* announce=shared-memory with a producer that offers it: asked in HELLO,
- * and the stream read through the channel, the SLOTs' fds behind their
- * marks, frames released as ever. */
-GST_START_TEST (test_channel_flow)
+/* Connects with announce=shared-memory to a producer that offers the
+ * channel; the client's HELLO asks for it. */
+static void
+connect_asking_channel (void)
 {
-  CudaIpcClientItem a, b;
   GError *err = NULL;
   CudaIpcMsg msg;
 
@@ -731,7 +730,16 @@ GST_START_TEST (test_channel_flow)
   expect (CUDAIPC_MSG_HELLO, &msg);
   fail_unless (msg.u.hello.caps & CUDAIPC_CAP_CHANNEL);
   cudaipc_msg_clear (&msg);
+}
 
+/* announce=shared-memory with a producer that offers it: asked in HELLO,
+ * and the stream read through the channel, the SLOTs' fds behind their
+ * marks, frames released as ever. */
+GST_START_TEST (test_channel_flow)
+{
+  CudaIpcClientItem a, b;
+
+  connect_asking_channel ();
   send_channel ();
   send_stream_start (2);
   send_frame (0, 0);
@@ -762,18 +770,10 @@ GST_END_TEST;
  * the consumer's mapping) breaks the protocol, with a clear error. */
 GST_START_TEST (test_channel_unsealed)
 {
-  GError *err = NULL;
   CudaIpcMsg msg;
   int memfd, efd;
 
-  cudaipc_client_set_announce (client, CUDAIPC_ANNOUNCE_SHARED_MEMORY, 0);
-  prod->hello_caps = CUDAIPC_CAP_CHANNEL;
-  producer_start (prod);
-  fail_unless_equals_int (cudaipc_client_connect (client, prod->path,
-          "test-client", 0, 5000, &err), CUDAIPC_CLIENT_OK);
-  producer_join (prod);
-  expect (CUDAIPC_MSG_HELLO, &msg);
-  cudaipc_msg_clear (&msg);
+  connect_asking_channel ();
 
   memfd = memfd_create ("unsealed", MFD_CLOEXEC);
   fail_unless (memfd >= 0 && ftruncate (memfd, 4096 + 4096) == 0);
