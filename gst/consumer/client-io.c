@@ -176,18 +176,22 @@ gint
 cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
     CudaIpcMsg * msg, gint64 deadline)
 {
+  gboolean cancelled;
   gint ret;
 
   cudaipc_msg_init (msg, 0);
   if (deadline < 0)
     return cudaipc_conn_recv (conn, msg);
-  /* a message already there (frames flat out) needs no poll first */
-  if (!g_atomic_int_get (&client->cancelled)) {
+  cancelled = g_atomic_int_get (&client->cancelled);
+  /* a message already there (frames flat out) needs no poll first; a
+   * channel's record is seen by begin_wait() without a call, and its
+   * socket has something only when the poll says so */
+  if (!cancelled && !cudaipc_conn_has_rx_channel (conn)) {
     ret = cudaipc_conn_try_recv (conn, msg);
     if (ret != -EAGAIN)
       return ret;
   }
-  if (cudaipc_conn_begin_wait (conn, TRUE)) {
+  if (!cancelled && cudaipc_conn_begin_wait (conn, TRUE)) {
     ret = 1;
   } else {
     ret = cudaipc_client_wait_readable (client,

@@ -311,7 +311,9 @@ cudaipc_channel_end_wait (CudaIpcChannel * ch)
   guint64 value;
 
   __atomic_store_n (ch->sleeping, 0, __ATOMIC_RELAXED);
-  while (read (ch->eventfd, &value, sizeof (value)) > 0) {
+  /* one read takes the whole count (not EFD_SEMAPHORE); EAGAIN where the
+   * wait ended for the socket, a timeout or a cancel */
+  if (read (ch->eventfd, &value, sizeof (value)) < 0) {
   }
 }
 
