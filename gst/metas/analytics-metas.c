@@ -89,6 +89,9 @@ encode_tracking (GstAnalyticsMtd * mtd, GstByteWriter * w)
       gst_byte_writer_put_uint32_le (w, lost ? 1 : 0);
 }
 
+/* every bit of the meta's byte a pair */
+#define ANY_RELATION ((GstAnalyticsRelTypes) 0xff)
+
 /* The entries this library carries, then the relations between them. */
 gboolean
 cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
@@ -97,9 +100,14 @@ cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
   GstByteWriter *w = &mw->w;
   GstAnalyticsRelationMeta *rm = (GstAnalyticsRelationMeta *) meta;
   GArray *ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  const GstAnalyticsMtdType types[] = {
+    gst_analytics_od_mtd_get_mtd_type (),
+    gst_analytics_cls_mtd_get_mtd_type (),
+    gst_analytics_tracking_mtd_get_mtd_type (),
+  };
   gpointer state = NULL;
   GstAnalyticsMtd mtd;
-  guint n_pos, n_rel = 0, rel_pos;
+  guint n_pos, n_rel = 0, rel_pos, seen = 0;
   gboolean ok = TRUE;
 
   n_pos = gst_byte_writer_get_pos (w);
@@ -109,11 +117,11 @@ cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
     GstAnalyticsMtdType type = gst_analytics_mtd_get_mtd_type (&mtd);
     MtdKind kind;
 
-    if (type == gst_analytics_od_mtd_get_mtd_type ())
+    if (type == types[0])
       kind = MTD_OD;
-    else if (type == gst_analytics_cls_mtd_get_mtd_type ())
+    else if (type == types[1])
       kind = MTD_CLS;
-    else if (type == gst_analytics_tracking_mtd_get_mtd_type ())
+    else if (type == types[2])
       kind = MTD_TRACKING;
     else {
       GST_LOG ("analytics entry %u of type %s is not carried", mtd.id,
@@ -130,24 +138,34 @@ cudaipc_metas_encode_analytics (const CudaIpcMetaCodec * codec, GstMeta * meta,
         (kind == MTD_OD ? encode_od (&mtd, mw) : kind == MTD_CLS ?
         encode_cls (&mtd, mw) : encode_tracking (&mtd, w));
     g_array_append_val (ids, mtd.id);
+    seen |= 1u << (kind - 1);
   }
   rel_pos = gst_byte_writer_get_pos (w);
   ok = ok && gst_byte_writer_put_uint32_le (w, 0);
+  /* each entry's relations to the entries carried, found by the meta's
+   * own scan of its row for each carried type there is: n calls for a
+   * frame of one type, where asking each pair took n * n */
   for (guint i = 0; ok && i < ids->len; i++) {
-    for (guint j = 0; ok && j < ids->len; j++) {
-      guint a = g_array_index (ids, guint, i), b = g_array_index (ids, guint,
-          j);
-      GstAnalyticsRelTypes rel;
+    guint a = g_array_index (ids, guint, i);
 
-      if (a == b)
+    for (guint t = 0; ok && t < G_N_ELEMENTS (types); t++) {
+      gpointer rstate = NULL;
+      GstAnalyticsMtd other;
+
+      if (!(seen & (1u << t)))
         continue;
-      rel = gst_analytics_relation_meta_get_relation (rm, a, b);
-      if (rel == GST_ANALYTICS_REL_TYPE_NONE)
-        continue;
-      ok = ++n_rel <= codec->max_relations &&
-          gst_byte_writer_put_uint32_le (w, a) &&
-          gst_byte_writer_put_uint32_le (w, b) &&
-          gst_byte_writer_put_uint32_le (w, (guint32) rel);
+      while (ok && gst_analytics_relation_meta_get_direct_related (rm, a,
+              ANY_RELATION, types[t], &rstate, &other)) {
+        GstAnalyticsRelTypes rel;
+
+        if (other.id == a)
+          continue;
+        rel = gst_analytics_relation_meta_get_relation (rm, a, other.id);
+        ok = ++n_rel <= codec->max_relations &&
+            gst_byte_writer_put_uint32_le (w, a) &&
+            gst_byte_writer_put_uint32_le (w, other.id) &&
+            gst_byte_writer_put_uint32_le (w, (guint32) rel);
+      }
     }
   }
   if (ok) {
@@ -173,15 +191,20 @@ typedef struct
   GQuark type;                  /* OD */
   gint32 x, y, w, h;
   gfloat conf, r;
-  guint32 n;                    /* CLS */
-  GQuark quarks[CUDAIPC_MAX_META_ITEMS];
-  gfloat levels[CUDAIPC_MAX_META_ITEMS];
+  guint32 n, item;              /* CLS: n classes from cls[item] */
   guint64 track_id, first, last;        /* TRACKING */
   guint32 lost;
 } Mtd;
 
+/* The classes of every classification of a frame, one after another. */
+typedef struct
+{
+  GArray *quarks, *levels;
+} Classes;
+
 static gboolean
-read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
+read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m,
+    Classes * cls, GError ** error)
 {
   if (!gst_byte_reader_get_uint32_le (r, &m->id) ||
       !gst_byte_reader_get_uint16_le (r, &m->kind) ||
@@ -202,11 +225,17 @@ read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
     case MTD_CLS:
       if (!cudaipc_metas_get_count (r, CUDAIPC_MAX_META_ITEMS, &m->n, error))
         return FALSE;
+      m->item = cls->quarks->len;
       for (guint i = 0; i < m->n; i++) {
-        if (!cudaipc_meta_names_get (names, r, NULL, &m->quarks[i], error))
+        GQuark q;
+        gfloat level;
+
+        if (!cudaipc_meta_names_get (names, r, NULL, &q, error))
           return FALSE;
-        if (!gst_byte_reader_get_float32_le (r, &m->levels[i]))
+        if (!gst_byte_reader_get_float32_le (r, &level))
           return cudaipc_metas_bad (error, "a classification is truncated");
+        g_array_append_val (cls->quarks, q);
+        g_array_append_val (cls->levels, level);
       }
       return TRUE;
     case MTD_TRACKING:
@@ -223,7 +252,8 @@ read_mtd (GstByteReader * r, CudaIpcMetaNames * names, Mtd * m, GError ** error)
 }
 
 static gboolean
-add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
+add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, const Classes * cls,
+    guint * id)
 {
   GstAnalyticsMtd out;
   gboolean ok;
@@ -240,7 +270,8 @@ add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
       break;
     case MTD_CLS:
       ok = gst_analytics_relation_meta_add_cls_mtd (rm, m->n,
-          (gfloat *) m->levels, (GQuark *) m->quarks, &out);
+          &g_array_index (cls->levels, gfloat, m->item),
+          &g_array_index (cls->quarks, GQuark, m->item), &out);
       break;
     default:
       ok = gst_analytics_relation_meta_add_tracking_mtd (rm, m->track_id,
@@ -255,6 +286,10 @@ add_mtd (GstAnalyticsRelationMeta * rm, const Mtd * m, guint * id)
   return ok;
 }
 
+/* room for an entry in the meta: its header and an object detection's
+ * fields, rounded up (a guess: the meta grows where it is short) */
+#define MTD_BYTES 96
+
 #define REL_TYPES_KNOWN (GST_ANALYTICS_REL_TYPE_IS_PART_OF | \
     GST_ANALYTICS_REL_TYPE_CONTAIN | GST_ANALYTICS_REL_TYPE_RELATE_TO)
 
@@ -264,8 +299,12 @@ cudaipc_metas_decode_analytics (const CudaIpcMetaCodec * codec,
     gboolean * added, GError ** error)
 {
   GArray *mtds = g_array_new (FALSE, TRUE, sizeof (Mtd));
+  Classes cls = { g_array_new (FALSE, FALSE, sizeof (GQuark)),
+    g_array_new (FALSE, FALSE, sizeof (gfloat))
+  };
   GArray *rels = g_array_new (FALSE, FALSE, sizeof (guint32) * 3);
   GHashTable *ids = g_hash_table_new (NULL, NULL);
+  GstAnalyticsRelationMetaInitParams init;
   GstAnalyticsRelationMeta *rm;
   guint32 n, n_rel;
   gboolean ok = FALSE;
@@ -276,7 +315,7 @@ cudaipc_metas_decode_analytics (const CudaIpcMetaCodec * codec,
   for (guint i = 0; i < n; i++) {
     Mtd *m = &g_array_index (mtds, Mtd, i);
 
-    if (!read_mtd (r, names, m, error))
+    if (!read_mtd (r, names, m, &cls, error))
       goto out;
     if (g_hash_table_contains (ids, GUINT_TO_POINTER (m->id))) {
       cudaipc_metas_bad (error, "two analytics entries of one id");
@@ -311,13 +350,16 @@ cudaipc_metas_decode_analytics (const CudaIpcMetaCodec * codec,
   if (!cudaipc_metas_at_end (r, error))
     goto out;
 
-  /* all of it read: now the meta, each entry under its new id */
-  rm = gst_buffer_add_analytics_relation_meta (buf);
+  /* all of it read: now the meta, each entry under its new id, sized for
+   * them at once (it grows five entries at a time, copying its matrix) */
+  init.initial_relation_order = MAX (n, 5);
+  init.initial_buf_size = MAX (n * MTD_BYTES + cls.quarks->len * 8, 1024);
+  rm = gst_buffer_add_analytics_relation_meta_full (buf, &init);
   for (guint i = 0; i < n; i++) {
     const Mtd *m = &g_array_index (mtds, Mtd, i);
     guint id;
 
-    if (!add_mtd (rm, m, &id)) {
+    if (!add_mtd (rm, m, &cls, &id)) {
       cudaipc_metas_bad (error, "an analytics entry was refused");
       goto out;
     }
@@ -342,5 +384,7 @@ out:
   g_hash_table_unref (ids);
   g_array_unref (rels);
   g_array_unref (mtds);
+  g_array_unref (cls.quarks);
+  g_array_unref (cls.levels);
   return ok;
 }

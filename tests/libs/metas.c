@@ -437,9 +437,13 @@ GST_START_TEST (test_analytics)
   GstBuffer *src = gst_buffer_new (), *dst;
   GstAnalyticsRelationMeta *rm = gst_buffer_add_analytics_relation_meta (src);
   GstAnalyticsODMtd od, od2;
-  GstAnalyticsClsMtd cls;
+  GstAnalyticsClsMtd cls, cls2;
   GstAnalyticsTrackingMtd trk;
   gfloat levels[3] = { 0.75f, 0.125f, 0.0625f };
+  gfloat levels2[2] = { 0.5f, 0.25f };
+  GQuark classes2[2] = { g_quark_from_string ("tail"),
+    g_quark_from_string ("fin")
+  };
   GQuark classes[3] = { g_quark_from_string ("dog"),
     g_quark_from_string ("cat"), g_quark_from_string ("fox")
   };
@@ -472,11 +476,18 @@ GST_START_TEST (test_analytics)
           GST_ANALYTICS_REL_TYPE_CONTAIN, od.id, od2.id));
   fail_unless (gst_analytics_relation_meta_set_relation (rm,
           GST_ANALYTICS_REL_TYPE_IS_PART_OF, od2.id, od.id));
+  /* a second classification: its classes after the first's */
+  fail_unless (gst_analytics_relation_meta_add_cls_mtd (rm, 2, levels2,
+          classes2, &cls2));
+  fail_unless (gst_analytics_relation_meta_set_relation (rm,
+          GST_ANALYTICS_REL_TYPE_RELATE_TO, od2.id, cls2.id));
+  fail_unless (gst_analytics_relation_meta_set_relation (rm,
+          GST_ANALYTICS_REL_TYPE_RELATE_TO, cls2.id, trk.id));
 
   dst = round_trip (src, "all", NULL);
   rm = gst_buffer_get_analytics_relation_meta (dst);
   fail_unless (rm != NULL);
-  fail_unless_equals_int (gst_analytics_relation_get_length (rm), 4);
+  fail_unless_equals_int (gst_analytics_relation_get_length (rm), 5);
   /* the same order, so the same ids */
   fail_unless (gst_analytics_relation_meta_get_od_mtd (rm, od.id, &od));
 #if GST_CHECK_VERSION (1, 26, 0)
@@ -505,6 +516,12 @@ GST_START_TEST (test_analytics)
     fail_unless (gst_analytics_cls_mtd_get_quark (&cls, i) == classes[i]);
     fail_unless (gst_analytics_cls_mtd_get_level (&cls, i) == levels[i]);
   }
+  fail_unless (gst_analytics_relation_meta_get_cls_mtd (rm, cls2.id, &cls2));
+  fail_unless_equals_int (gst_analytics_cls_mtd_get_length (&cls2), 2);
+  for (guint i = 0; i < 2; i++) {
+    fail_unless (gst_analytics_cls_mtd_get_quark (&cls2, i) == classes2[i]);
+    fail_unless (gst_analytics_cls_mtd_get_level (&cls2, i) == levels2[i]);
+  }
   fail_unless (gst_analytics_relation_meta_get_tracking_mtd (rm, trk.id,
           &trk));
   fail_unless (gst_analytics_tracking_mtd_get_info (&trk, &tid, &seen_first,
@@ -523,6 +540,12 @@ GST_START_TEST (test_analytics)
           od2.id, od.id), GST_ANALYTICS_REL_TYPE_IS_PART_OF);
   fail_unless_equals_int (gst_analytics_relation_meta_get_relation (rm,
           cls.id, trk.id), GST_ANALYTICS_REL_TYPE_NONE);
+  fail_unless_equals_int (gst_analytics_relation_meta_get_relation (rm,
+          od2.id, cls2.id), GST_ANALYTICS_REL_TYPE_RELATE_TO);
+  fail_unless_equals_int (gst_analytics_relation_meta_get_relation (rm,
+          cls2.id, trk.id), GST_ANALYTICS_REL_TYPE_RELATE_TO);
+  fail_unless_equals_int (gst_analytics_relation_meta_get_relation (rm,
+          trk.id, cls2.id), GST_ANALYTICS_REL_TYPE_NONE);
 
   gst_buffer_unref (src);
   gst_buffer_unref (dst);
