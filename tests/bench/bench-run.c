@@ -161,6 +161,8 @@ args:
       ARG ("--ipc-mode", "%s", row->ipc_mode);
     if (row->rois > 0)
       ARG ("--roi-count", "%u", row->rois);
+    if (row->rois > 0 && opts.detections)
+      g_ptr_array_add (a, g_strdup ("--detections"));
   } else {
     ARG ("--index", "%d", index);
     ARG ("--idle-timeout", "%d", opts.idle);

@@ -61,6 +61,7 @@ typedef struct
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
   gchar *rates, *ipc_modes, *orderings, *rois_list;
   gboolean verbose, keep, dry_run, python_consumer, in_place;
+  gboolean detections;          /* run, producer: --rois as analytics */
   gint kill_after;
   /* every role (rate: the row's; for run, --rates wins over it) */
   gchar *memory, *plugin, *stamp;

@@ -134,6 +134,10 @@ static GOptionEntry entries[] = {
   {"rois", 0, 0, G_OPTION_ARG_STRING, &opts.rois_list,
       "run: regions of interest on each frame of (a), a row each (default "
         "0)", "LIST"},
+  {"detections", 0, 0, G_OPTION_ARG_NONE, &opts.detections,
+        "run, producer: the regions of --rois as object detections (box, "
+        "type, confidence) in one GstAnalyticsRelationMeta instead of "
+        "GstVideoRegionOfInterestMetas (GStreamer >= 1.24)", NULL},
   {"in-place", 0, 0, G_OPTION_ARG_NONE, &opts.in_place,
       "run: each (a) row twice, its producer writing every frame into a "
         "new buffer: \"copy\" (in-place=false: the sink copies it into a "
@@ -296,7 +300,8 @@ bench_row_label (const Row * row)
         row->transport == TRANSPORT_CUDAIPC ? "ordering" : "ipc-mode",
         row->ipc_mode);
   if (row->rois > 0)
-    g_string_append_printf (s, " rois=%u", row->rois);
+    g_string_append_printf (s, " %s=%u",
+        opts.detections ? "detections" : "rois", row->rois);
   if (row->python)
     g_string_append (s, ", Python consumer");
   if (row->transport == TRANSPORT_CUDAIPC && opts.announce &&
@@ -397,6 +402,13 @@ main (int argc, char **argv)
     g_printerr ("--stamp is sink or push\n");
     return 2;
   }
+#ifndef HAVE_GST_ANALYTICS
+  if (opts.detections) {
+    g_printerr ("--detections needs GStreamer's analytics library (>= 1.24), "
+        "which this build was made without\n");
+    return 2;
+  }
+#endif
   if (opts.memory && !g_str_equal (opts.memory, "auto") &&
       !g_str_equal (opts.memory, "cuda")
       && !g_str_equal (opts.memory, "system")) {

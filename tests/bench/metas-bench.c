@@ -17,12 +17,19 @@
  * decode_us that is not ours; and copy_us, the decoded metas copied onto
  * another buffer and freed there (gst_buffer_copy_into()'s metadata),
  * as a copy or a wrapper of a frame would carry them over.
+ *
+ * Built with gstreamer-analytics-1.0 (>= 1.24), a third case carries the
+ * same regions as object detections in one GstAnalyticsRelationMeta (type,
+ * box and confidence each), the form GStreamer's analytics elements use.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <gst/video/video.h>
+#ifdef HAVE_GST_ANALYTICS
+#include <gst/analytics/analytics.h>
+#endif
 
 #include "metas/metas.h"
 
@@ -51,10 +58,50 @@ frame_with_rois (guint n, gboolean params)
   return buf;
 }
 
-static void
-run_case (guint n, gboolean params, guint rounds)
+#ifdef HAVE_GST_ANALYTICS
+static GstBuffer *
+frame_with_detections (guint n)
 {
-  GstBuffer *src = frame_with_rois (n, params);
+  GstBuffer *buf = gst_buffer_new ();
+  GstAnalyticsRelationMeta *rmeta =
+      gst_buffer_add_analytics_relation_meta (buf);
+  GQuark object = g_quark_from_static_string ("object");
+
+  for (guint r = 0; r < n; r++) {
+    GstAnalyticsODMtd od;
+
+    gst_analytics_relation_meta_add_od_mtd (rmeta, object, (r * 37) % 1800,
+        (r * 53) % 1000, 64, 48, 0.5 + r / 1000.0, &od);
+  }
+  return buf;
+}
+#endif
+
+typedef enum
+{
+  CASE_ROIS,
+  CASE_ROIS_PARAMS,
+  CASE_DETECTIONS,
+} Case;
+
+static const gchar *const case_names[] = {
+  "rois params=no", "rois params=yes", "detections",
+};
+
+static GstBuffer *
+frame_of (Case k, guint n)
+{
+#ifdef HAVE_GST_ANALYTICS
+  if (k == CASE_DETECTIONS)
+    return frame_with_detections (n);
+#endif
+  return frame_with_rois (n, k == CASE_ROIS_PARAMS);
+}
+
+static void
+run_case (Case k, guint n, guint rounds)
+{
+  GstBuffer *src = frame_of (k, n);
   GByteArray *blob = g_byte_array_new ();
   CudaIpcMetaCounts c = { 0, };
   GstBuffer *bufs[256];
@@ -85,14 +132,14 @@ run_case (guint n, gboolean params, guint rounds)
 
   /* in batches: decoded, then freed and timed */
   freed = -bare;
-  for (guint done = 0, k; done < rounds; done += k) {
-    k = MIN (rounds - done, G_N_ELEMENTS (bufs));
-    for (guint i = 0; i < k; i++) {
+  for (guint done = 0, batch; done < rounds; done += batch) {
+    batch = MIN (rounds - done, G_N_ELEMENTS (bufs));
+    for (guint i = 0; i < batch; i++) {
       bufs[i] = gst_buffer_new ();
       cudaipc_metas_decode (blob->data, blob->len, bufs[i], &c, NULL);
     }
     t0 = now_ns ();
-    for (guint i = 0; i < k; i++)
+    for (guint i = 0; i < batch; i++)
       gst_buffer_unref (bufs[i]);
     freed += now_ns () - t0;
   }
@@ -109,11 +156,11 @@ run_case (guint n, gboolean params, guint rounds)
 
   t0 = now_ns ();
   for (guint i = 0; i < rounds; i++)
-    gst_buffer_unref (frame_with_rois (n, params));
+    gst_buffer_unref (frame_of (k, n));
   attach = now_ns () - t0 - bare;
 
-  g_print ("rois=%u params=%s bytes=%u encode_us=%.2f decode_us=%.2f "
-      "free_us=%.2f attach_us=%.2f copy_us=%.2f\n", n, params ? "yes" : "no",
+  g_print ("%s n=%u bytes=%u encode_us=%.2f decode_us=%.2f "
+      "free_us=%.2f attach_us=%.2f copy_us=%.2f\n", case_names[k], n,
       blob->len, enc / 1e3 / rounds, dec / 1e3 / rounds,
       freed / 1e3 / rounds, attach / 1e3 / rounds, copy / 1e3 / rounds);
   gst_buffer_unref (decoded);
@@ -142,8 +189,12 @@ main (int argc, char **argv)
   }
   g_option_context_free (ctx);
   /* warm up: types registered, names known */
-  run_case (rois, TRUE, 100);
-  run_case (rois, FALSE, (guint) rounds);
-  run_case (rois, TRUE, (guint) rounds);
+  run_case (CASE_ROIS_PARAMS, rois, 100);
+  run_case (CASE_ROIS, rois, (guint) rounds);
+  run_case (CASE_ROIS_PARAMS, rois, (guint) rounds);
+#ifdef HAVE_GST_ANALYTICS
+  run_case (CASE_DETECTIONS, rois, 100);
+  run_case (CASE_DETECTIONS, rois, (guint) rounds);
+#endif
   return 0;
 }
