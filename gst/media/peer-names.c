@@ -469,7 +469,12 @@ scan_value (Scan * scan, const gchar * p, const gchar * end,
         scan->nested++;
       /* left open: GStreamer leaks a typed list with such an element */
       scan->bad = bad || (q == end && q[-1] != ']');
-      if (!structure && !range_ok (p + 1, q > p + 1 ? q - 1 : q,
+      /* cast to a structure or caps, brackets hold one: GStreamer makes
+       * a structure of what a range holds, with a critical for its name
+       * ("(structure)[ 1, 5 ]", found by fuzz-text) */
+      if (!structure && nested)
+        scan->bad = TRUE;
+      else if (!structure && !range_ok (p + 1, q > p + 1 ? q - 1 : q,
               has_cast ? cast : 0))
         scan->bad = TRUE;
       return q;

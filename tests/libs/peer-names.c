@@ -273,6 +273,10 @@ GST_START_TEST (test_text_gstreamer_warns_about)
      * ends it (and leaks what it read) */
     "pn-tl, s=[t, g={ \"]\" }]",
     "pn-tl, s=[t, q=\"x[y\"]",
+    /* a range cast to a structure or caps, of whose "name" GStreamer
+     * makes a structure with a critical (found by fuzz-text) */
+    "pn-tl, s=(structure)[ 1, 5 ]",
+    "pn-tl, c=(GstCaps)[ 0, 2 ]",
     /* the abstract types of enums and flags, which hold no value */
     "pn-cast, f=(GFlags)1",
     "pn-cast, e=(GEnum)<1>",
@@ -295,6 +299,9 @@ GST_START_TEST (test_text_gstreamer_warns_about)
     fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
     g_clear_error (&err);
   }
+  /* a structure in brackets cast to one goes */
+  fail_unless (cudaipc_peer_names_admit_structure ("pn-tl, s=(structure)[ "
+          "pn-in, b=5 ]", NULL));
   fail_unless (cudaipc_peer_names_admit_structure ("pn-range, a=[ 0, 3 ], "
           "b=(int64)[ 0, 8 ], c=[ 0.5, 2.5 ], d=(fraction)[ 1/2, 30/1 ]",
           NULL));
