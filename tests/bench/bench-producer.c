@@ -16,11 +16,9 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/base/gstbasesink.h>
 #include <gst/video/video.h>
-#ifdef HAVE_GST_ANALYTICS
-#include <gst/analytics/analytics.h>
-#endif
 
 #include "bench.h"
+#include "bench-regions.h"
 #include "device/cuda-loader.h"
 #include "buffers/gstcuda.h"
 #include "buffers/memory.h"
@@ -142,32 +140,13 @@ add_regions (GstBuffer * buf)
 {
   buf = gst_buffer_make_writable (buf);
 #ifdef HAVE_GST_ANALYTICS
-  /* --detections: the same boxes, each with its confidence, as one
-   * relation meta's object detections */
+  /* --detections: the same boxes as one relation meta's detections */
   if (opts.detections) {
-    GstAnalyticsRelationMeta *rm =
-        gst_buffer_add_analytics_relation_meta (buf);
-    GQuark object = g_quark_from_static_string ("object");
-
-    for (gint r = 0; r < opts.rois; r++) {
-      GstAnalyticsODMtd od;
-
-      gst_analytics_relation_meta_add_od_mtd (rm, object, (r * 37) % 1800,
-          (r * 53) % 1000, 64, 48, 0.5 + r / 1000.0, &od);
-    }
+    bench_detections_add (buf, (guint) opts.rois);
     return buf;
   }
 #endif
-  for (gint r = 0; r < opts.rois; r++) {
-    GstVideoRegionOfInterestMeta *roi =
-        gst_buffer_add_video_region_of_interest_meta (buf, "object",
-        (r * 37) % 1800, (r * 53) % 1000, 64, 48);
-
-    roi->id = r;
-    gst_video_region_of_interest_meta_add_param (roi,
-        gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
-            0.5 + r / 1000.0, NULL));
-  }
+  bench_regions_add (buf, (guint) opts.rois, TRUE);
   return buf;
 }
 

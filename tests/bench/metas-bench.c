@@ -27,10 +27,8 @@
 #endif
 
 #include <gst/video/video.h>
-#ifdef HAVE_GST_ANALYTICS
-#include <gst/analytics/analytics.h>
-#endif
 
+#include "bench-regions.h"
 #include "metas/metas.h"
 
 static gint64
@@ -38,44 +36,6 @@ now_ns (void)
 {
   return g_get_monotonic_time () * 1000;
 }
-
-static GstBuffer *
-frame_with_rois (guint n, gboolean params)
-{
-  GstBuffer *buf = gst_buffer_new ();
-
-  for (guint r = 0; r < n; r++) {
-    GstVideoRegionOfInterestMeta *roi =
-        gst_buffer_add_video_region_of_interest_meta (buf, "object",
-        (r * 37) % 1800, (r * 53) % 1000, 64, 48);
-
-    roi->id = r;
-    if (params)
-      gst_video_region_of_interest_meta_add_param (roi,
-          gst_structure_new ("detection", "confidence", G_TYPE_DOUBLE,
-              0.5 + r / 1000.0, NULL));
-  }
-  return buf;
-}
-
-#ifdef HAVE_GST_ANALYTICS
-static GstBuffer *
-frame_with_detections (guint n)
-{
-  GstBuffer *buf = gst_buffer_new ();
-  GstAnalyticsRelationMeta *rmeta =
-      gst_buffer_add_analytics_relation_meta (buf);
-  GQuark object = g_quark_from_static_string ("object");
-
-  for (guint r = 0; r < n; r++) {
-    GstAnalyticsODMtd od;
-
-    gst_analytics_relation_meta_add_od_mtd (rmeta, object, (r * 37) % 1800,
-        (r * 53) % 1000, 64, 48, 0.5 + r / 1000.0, &od);
-  }
-  return buf;
-}
-#endif
 
 typedef enum
 {
@@ -91,11 +51,16 @@ static const gchar *const case_names[] = {
 static GstBuffer *
 frame_of (Case k, guint n)
 {
+  GstBuffer *buf = gst_buffer_new ();
+
 #ifdef HAVE_GST_ANALYTICS
-  if (k == CASE_DETECTIONS)
-    return frame_with_detections (n);
+  if (k == CASE_DETECTIONS) {
+    bench_detections_add (buf, n);
+    return buf;
+  }
 #endif
-  return frame_with_rois (n, k == CASE_ROIS_PARAMS);
+  bench_regions_add (buf, n, k == CASE_ROIS_PARAMS);
+  return buf;
 }
 
 static void
