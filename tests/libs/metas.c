@@ -432,6 +432,21 @@ GST_START_TEST (test_time_code_crop_reference)
 GST_END_TEST;
 
 #ifdef HAVE_GST_ANALYTICS
+/* The classification @id of @rm has the @n classes and levels given. */
+static void
+check_classes (GstAnalyticsRelationMeta * rm, guint id, guint n,
+    const GQuark * classes, const gfloat * levels)
+{
+  GstAnalyticsClsMtd cls;
+
+  fail_unless (gst_analytics_relation_meta_get_cls_mtd (rm, id, &cls));
+  fail_unless_equals_int (gst_analytics_cls_mtd_get_length (&cls), n);
+  for (guint i = 0; i < n; i++) {
+    fail_unless (gst_analytics_cls_mtd_get_quark (&cls, i) == classes[i]);
+    fail_unless (gst_analytics_cls_mtd_get_level (&cls, i) == levels[i]);
+  }
+}
+
 GST_START_TEST (test_analytics)
 {
   GstBuffer *src = gst_buffer_new (), *dst;
@@ -510,18 +525,8 @@ GST_START_TEST (test_analytics)
   fail_unless_equals_int (w, 300);
   fail_unless_equals_int (h, 200);
   fail_unless (conf == 0.9f);
-  fail_unless (gst_analytics_relation_meta_get_cls_mtd (rm, cls.id, &cls));
-  fail_unless_equals_int (gst_analytics_cls_mtd_get_length (&cls), 3);
-  for (guint i = 0; i < 3; i++) {
-    fail_unless (gst_analytics_cls_mtd_get_quark (&cls, i) == classes[i]);
-    fail_unless (gst_analytics_cls_mtd_get_level (&cls, i) == levels[i]);
-  }
-  fail_unless (gst_analytics_relation_meta_get_cls_mtd (rm, cls2.id, &cls2));
-  fail_unless_equals_int (gst_analytics_cls_mtd_get_length (&cls2), 2);
-  for (guint i = 0; i < 2; i++) {
-    fail_unless (gst_analytics_cls_mtd_get_quark (&cls2, i) == classes2[i]);
-    fail_unless (gst_analytics_cls_mtd_get_level (&cls2, i) == levels2[i]);
-  }
+  check_classes (rm, cls.id, 3, classes, levels);
+  check_classes (rm, cls2.id, 2, classes2, levels2);
   fail_unless (gst_analytics_relation_meta_get_tracking_mtd (rm, trk.id,
           &trk));
   fail_unless (gst_analytics_tracking_mtd_get_info (&trk, &tid, &seen_first,
