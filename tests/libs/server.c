@@ -1683,7 +1683,7 @@ GST_START_TEST (test_keeper_of_newest_frames_not_dropped)
   }
   fail_unless_equals_int (count_notices ("left keeper"), 0);
 
-  g_queue_free_full (&kept, g_free);
+  g_queue_clear_full (&kept, g_free);
   for (guint r = 0; r < 4; r++)
     for (guint i = 0; i < 4; i++)
       g_clear_pointer (&blocks[r][i], cudaipc_block_free);
