@@ -18,17 +18,20 @@
 /* Waits */
 
 /* What ends a wait other than success; the lock is held. Returns OK to go
- * on waiting. @cancel (may be NULL) set: FLUSHING. Only a wait that
- * @sees_wake takes wake() (WOKEN). */
+ * on waiting. @cancel (may be NULL) set: FLUSHING. Only a wait of the
+ * sink's own thread (@of_sink) ends at the sink's flushing (FLUSHING) and
+ * takes wake() (WOKEN); upstream's wait for a slot to write in place ends
+ * at its pool's flushing (@cancel) or the server's stop, never at the
+ * sink's unlock(), which a state change makes and undoes at once. */
 static CudaIpcServerStatus
 check_wait_locked (CudaIpcServer * s, gint64 deadline_us, const gint * cancel,
-    gboolean sees_wake)
+    gboolean of_sink)
 {
   if (deadline_us >= 0 && g_get_monotonic_time () >= deadline_us)
     return CUDAIPC_SERVER_TIMEOUT;
-  if (s->flushing || (cancel && g_atomic_int_get (cancel)))
+  if ((of_sink && s->flushing) || (cancel && g_atomic_int_get (cancel)))
     return CUDAIPC_SERVER_FLUSHING;
-  if (sees_wake && s->woken) {
+  if (of_sink && s->woken) {
     s->woken = FALSE;
     return CUDAIPC_SERVER_WOKEN;
   }

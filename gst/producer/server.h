@@ -325,8 +325,10 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  * upstream got as plain memory wait for render()'s copy and no more slots
  * are free than they need. Neither NO_RING nor TIMEOUT counts a frame
  * as dropped: the caller hands upstream other memory, and render() copies
- * that as usual. It does not see wake(); FLUSHING when flushing, or once
- * @cancel (may be NULL) is set and kick() called. OK: @ticket lends the
+ * that as usual. It sees neither wake() nor set_flushing(), which are the
+ * sink's own (a state change flushes the sink and ends that at once):
+ * FLUSHING once @cancel (may be NULL, upstream's pool flushing) is set and
+ * kick() called. OK: @ticket lends the
  * slot, which stays WRITING (no other frame takes it) until the ticket is
  * freed or the slot published. */
 typedef struct _CudaIpcSlotTicket CudaIpcSlotTicket;

@@ -1725,6 +1725,20 @@ GST_START_TEST (test_flushing_and_wake)
   fail_unless_equals_int (w.status, CUDAIPC_SERVER_FLUSHING);
   /* and any wait while it lasts */
   fail_unless_equals_int (try_acquire (s, -1, &slot), CUDAIPC_SERVER_FLUSHING);
+  /* but upstream's wait for a slot to write in place: only its own pool's
+   * flushing ends it */
+  {
+    CudaIpcSlotTicket *ticket = NULL;
+    gint cancel = 0;
+
+    fail_unless_equals_int (cudaipc_server_acquire_in_place (s, 1,
+            g_get_monotonic_time () + 20000, &cancel, &ticket, NULL),
+        CUDAIPC_SERVER_TIMEOUT);
+    cancel = 1;
+    fail_unless_equals_int (cudaipc_server_acquire_in_place (s, 1, -1,
+            &cancel, &ticket, NULL), CUDAIPC_SERVER_FLUSHING);
+    fail_unless (ticket == NULL);
+  }
   cudaipc_server_set_flushing (s, FALSE);
   fail_unless_equals_int (try_acquire (s, 0, &slot), CUDAIPC_SERVER_TIMEOUT);
 
