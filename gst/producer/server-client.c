@@ -221,6 +221,8 @@ cudaipc_server_client_free (Client * c)
   }
   cudaipc_conn_free (c->conn);
   cudaipc_release_page_free (c->page);
+  if (c->stale)
+    g_array_unref (c->stale);
   g_free (c->name);
   g_free (c->reason);
   g_free (c->warning);
@@ -638,6 +640,47 @@ cudaipc_server_set_pages_waiting_locked (CudaIpcServer * s, gboolean waiting)
   }
 }
 
+void
+cudaipc_server_keep_stale_locked (CudaIpcServer * s)
+{
+  guint n_slots = cudaipc_ring_get_n_slots (s->ring);
+  guint32 generation = cudaipc_ring_get_generation (s->ring);
+
+  for (GList * l = s->clients; l; l = l->next) {
+    Client *c = l->data;
+
+    /* what its page gave back is no longer held */
+    if (client_is_ready (c))
+      cudaipc_server_client_collect_locked (s, c);
+    for (guint slot = 0; slot < n_slots; slot++) {
+      StaleFrame f = { generation, slot, s->published_seq[slot] };
+
+      if (!cudaipc_ring_lease_holds (s->ring, &c->lease, slot))
+        continue;
+      if (c->stale == NULL)
+        c->stale = g_array_new (FALSE, FALSE, sizeof (StaleFrame));
+      g_array_append_val (c->stale, f);
+    }
+  }
+}
+
+/* Whether @rel names a frame @c held of a replaced ring, which it no
+ * longer holds then. */
+static gboolean
+take_stale (Client * c, const CudaIpcReleaseMsg * rel)
+{
+  for (guint i = 0; c->stale && i < c->stale->len; i++) {
+    StaleFrame *f = &g_array_index (c->stale, StaleFrame, i);
+
+    if (f->generation == rel->generation && f->slot == rel->slot &&
+        f->seq == rel->seq) {
+      g_array_remove_index_fast (c->stale, i);
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
 /* A RELEASE of the current ring from a consumer with a release page: it
  * gave the frame back through the page first and found us waiting. TRUE
  * where handled: the page's releases taken, and the frame released where
@@ -678,26 +721,38 @@ handle_release_locked (CudaIpcServer * s, Client * c,
 
   if (handle_page_release_locked (s, c, rel))
     return;
-  ret = s->ring == NULL ? -ENOENT : cudaipc_ring_release (s->ring, &c->lease,
-      rel->slot, rel->generation);
-  /* an old generation's release is one of the frames it held when that
-   * ring was replaced, or it is a lie: a newer generation than ours, or
-   * more of them than it held */
-  if (ret == -ESTALE && (rel->generation > s->generation ||
-          c->stale_allowed == 0))
+  /* an old generation's release is of a frame it held when that ring was
+   * replaced; or it only wakes us, for a frame it gave back through the
+   * page before it read of the new ring, which we took before replacing
+   * the old one; or it is a lie */
+  if (rel->generation < s->generation) {
+    if (take_stale (c, rel)) {
+      c->released++;
+      c->last_release = g_get_monotonic_time ();
+      GST_DEBUG ("%s: client %u released slot %u of old generation %u",
+          s->name, c->id, rel->slot, rel->generation);
+      return;
+    }
+    if (c->page != NULL && c->nudges < c->page_released) {
+      c->nudges++;
+      g_cond_broadcast (&s->cond);
+      return;
+    }
     ret = -ENOENT;
+  } else if (s->ring == NULL) {
+    ret = -ENOENT;
+  } else {
+    ret = cudaipc_ring_release (s->ring, &c->lease, rel->slot,
+        rel->generation);
+    /* a generation not made yet, or a lease not of this ring */
+    if (ret == -ESTALE)
+      ret = -ENOENT;
+  }
   switch (ret) {
     case 0:
       c->released++;
       c->last_release = g_get_monotonic_time ();
       g_cond_broadcast (&s->cond);
-      break;
-    case -ESTALE:
-      c->released++;
-      c->last_release = g_get_monotonic_time ();
-      c->stale_allowed--;
-      GST_DEBUG ("%s: client %u released slot %u of old generation %u",
-          s->name, c->id, rel->slot, rel->generation);
       break;
     default:{
       /* -ERANGE: no such slot; -ENOENT: not held by this client */

@@ -34,6 +34,14 @@ G_BEGIN_DECLS
 
 #include "common/debug.h"
 
+/* A frame a client held of a ring when the ring was replaced. */
+typedef struct
+{
+  guint32 generation;
+  guint32 slot;
+  guint64 seq;
+} StaleFrame;
+
 typedef struct
 {
   guint id;                     /* for logs */
@@ -45,9 +53,10 @@ typedef struct
   CudaIpcLease lease;
   guint64 sent;                 /* FRAMEs sent */
   guint64 released;             /* RELEASEs accepted (stale ones too) */
-  guint stale_allowed;          /* frames of replaced rings it still held
-                                 * when they were replaced: the RELEASEs of
-                                 * an old generation it may still send */
+  GArray *stale;                /* StaleFrame: frames of replaced rings
+                                 * it still held when they were replaced,
+                                 * the frames of an old generation it may
+                                 * still release (NULL: none yet) */
   gint64 hello_deadline;        /* monotonic time its HELLO is due by */
   gint64 last_release;          /* monotonic: its last RELEASE, or when it
                                  * joined */
@@ -278,6 +287,9 @@ guint cudaipc_server_client_send_to_ready_locked (CudaIpcServer * s,
 guint cudaipc_server_client_collect_locked (CudaIpcServer * s, Client * c);
 /* The same for every ready client. */
 guint cudaipc_server_collect_releases_locked (CudaIpcServer * s);
+/* Before the current ring is replaced: what each client holds of it
+ * becomes frames it may release later as of an old generation. */
+void cudaipc_server_keep_stale_locked (CudaIpcServer * s);
 /* Sets (or clears) the waiting flag of every release page, so that a
  * consumer that gives a frame back through its page also wakes us. */
 void cudaipc_server_set_pages_waiting_locked (CudaIpcServer * s,

@@ -179,17 +179,12 @@ cudaipc_server_ensure_ring_locked (CudaIpcServer * s, guint64 size,
   s->retire_ring = FALSE;
   s->live_changed = FALSE;
 
-  /* what each consumer still holds of the old ring it releases later, as
-   * releases of an old generation; more of those than that is a protocol
-   * error (a flood) */
-  for (GList * l = s->clients; s->ring && l; l = l->next) {
-    Client *c = l->data;
-
-    c->stale_allowed += cudaipc_ring_lease_count (s->ring, &c->lease);
-  }
-  /* consumers keep their own imports of the old one */
-  if (s->ring)
+  /* consumers keep their own imports of the old one, and release later
+   * what they still hold of it */
+  if (s->ring) {
+    cudaipc_server_keep_stale_locked (s);
     renew_fence_page_locked (s);
+  }
   cudaipc_ring_unref (s->ring);
   s->ring = ring;
   make_fences_locked (s);

@@ -2254,6 +2254,83 @@ expect_ring_slots_caps (CudaIpcConn * c, guint n_slots)
   cudaipc_msg_clear (&msg);
 }
 
+/* A consumer gives a frame back through its page, finds the producer
+ * waiting and sends a RELEASE to wake it; the producer took the frame from
+ * the page and replaced the ring before that message came. The message is
+ * a wake-up for a frame of the old ring, not a release of a frame it does
+ * not hold; what the consumer held of the old ring is still its to give
+ * back, each frame once. */
+GST_START_TEST (test_release_page_wake_across_rings)
+{
+  CudaIpcServer *s = start_server (2);
+  CudaIpcFrameMsg got1, got2;
+  CudaIpcReleasePage *rp;
+  guint32 offered = 0;
+  GError *err = NULL;
+  CudaIpcConn *a;
+  CudaIpcMsg msg;
+  GThread *t;
+  Waiter w;
+  gint i;
+
+  a = join_asking ("pager", CUDAIPC_CAP_RELEASE_PAGE, &offered);
+  fail_unless (offered & CUDAIPC_CAP_RELEASE_PAGE);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  produce (s, page, 1);
+  recv_msg (a, &msg, CUDAIPC_MSG_RING);
+  fail_unless_equals_int (msg.n_fds, 1);
+  rp = cudaipc_release_page_open (msg.fds[0], &err);
+  msg.fds[0] = -1;
+  msg.n_fds = 0;
+  fail_unless (rp != NULL, "%s", err ? err->message : "?");
+  cudaipc_msg_clear (&msg);
+  for (i = 0; i < 2; i++) {
+    recv_msg (a, &msg, CUDAIPC_MSG_SLOT);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  expect_frame (a, &got1);
+  produce (s, page, 2);
+  expect_frame (a, &got2);
+
+  /* the producer waits for a slot; frame 1 goes back through the page,
+   * which says it waits */
+  t = start_waiter (&w, s, g_get_monotonic_time () + WAIT_MS * 1000);
+  for (i = 0; i < WAIT_MS / 5; i++) {
+    if (cudaipc_release_page_release (rp, got1.slot, 0))
+      break;
+    g_usleep (5000);
+  }
+  fail_unless (i < WAIT_MS / 5, "the producer's wait is not in the page");
+  fail_unless (cudaipc_release_page_release (rp, got1.slot, got1.seq));
+  g_thread_join (t);
+  fail_unless_equals_int (w.status, CUDAIPC_SERVER_OK);
+  cudaipc_server_abort (s, w.slot);
+
+  /* a new ring, then the wake-up for frame 1, then frame 2 of the old
+   * ring given back with a message */
+  fail_unless (cudaipc_server_set_caps (s, CAPS_LARGE, 3 * page, &err));
+  expect_ring_slots_caps (a, 2);
+  send_release (a, got1.generation, got1.slot, got1.seq);
+  send_release (a, got2.generation, got2.slot, got2.seq);
+  wait_released (s, "pager", 2);
+  expect_quiet (a, 100);
+  fail_unless_equals_int (cudaipc_server_get_n_clients (s), 1);
+  fail_unless_equals_int (count_notices ("left"), 0);
+
+  /* frame 2 again: a frame it does not hold */
+  send_release (a, got2.generation, got2.slot, got2.seq);
+  expect_bye (a, CUDAIPC_BYE_PROTOCOL, "does not hold");
+  expect_notice ("left pager");
+
+  cudaipc_release_page_free (rp);
+  cudaipc_conn_free (a);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
 /* A consumer that asks for the announce channel gets it: its RING, its
  * SLOTs with their fds (on the socket, behind their marks), CAPS and
  * FRAMEs in order; another that did not ask reads the same on the
@@ -2746,6 +2823,7 @@ server_suite (void)
   tcase_add_test (tc, test_channel_announces);
   tcase_add_test (tc, test_channel_consumer_breaks_tail);
   tcase_add_test (tc, test_release_page);
+  tcase_add_test (tc, test_release_page_wake_across_rings);
   tcase_add_test (tc, test_consumers_cannot_write);
   tcase_add_test (tc, test_kernel_without_the_seal);
   return s;
