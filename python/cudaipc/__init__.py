@@ -499,6 +499,44 @@ def _info_reader():
 
 _INFO, _AT = _info_reader()
 _INFO_SIZE = _ctypes.sizeof(_lib.FrameInfo)
+# a frame's layout in what _INFO reads: backend..format, then n_planes..size
+# (the caps pointer between them is not part of it)
+assert _AT["caps"] == _AT["format"] + 1 == _AT["n_planes"] - 1
+_LAYOUT_HEAD = slice(_AT["backend"], _AT["format"] + 1)
+_LAYOUT_TAIL = slice(_AT["n_planes"], _AT["size"] + 1)
+# a layout -> what frames of that layout share (_shape())
+_SHAPES = {}
+
+
+def _new_info():
+    info = _lib.FrameInfo()
+    info.struct_size = _INFO_SIZE
+    return info
+
+
+def _shape(v):
+    """What frames of one layout (v: what _INFO read of one) share, made
+    once a layout: (backend code, backend, device id, DLPack device, width,
+    height, format, plane offsets, plane strides, size)."""
+    key = v[_LAYOUT_HEAD] + v[_LAYOUT_TAIL]
+    shape = _SHAPES.get(key)
+    if shape is None:
+        at = _AT
+        backend, device_id = v[at["backend"]], v[at["device_id"]]
+        if backend == _lib.BACKEND_CUDA:
+            name, dl_device = "cuda", (_dlpack.KDL_CUDA, device_id)
+        else:
+            name, dl_device = "host", (_dlpack.KDL_CPU, 0)
+        n = v[at["n_planes"]]
+        offsets = v[at["plane_offset"]:at["plane_offset"] + n]
+        strides = v[at["plane_stride"]:at["plane_stride"] + n]
+        shape = (backend, name, device_id, dl_device, v[at["width"]],
+                 v[at["height"]], _text(v[at["format"]].split(b"\0", 1)[0]),
+                 offsets, strides, v[at["size"]])
+        if len(_SHAPES) >= 64:
+            _SHAPES.clear()
+        _SHAPES[key] = shape
+    return shape
 # (format, width, height, plane offsets, plane strides) -> Frame._layout()
 _LAYOUTS = {}
 _last_caps = (b"", "")
@@ -532,7 +570,7 @@ class Frame(_Exporter):
                  # a program's own attributes on a frame
                  "__dict__")
 
-    def __init__(self, ptr):
+    def __init__(self, ptr, info=None):
         # reentrant: a signal handler may close the frame in the middle
         # of a read of it in the same thread
         self._lock = _threading.RLock()
@@ -540,32 +578,24 @@ class Frame(_Exporter):
         self._host = None
         self._cai = None
         self._closed = False
-        info = _lib.FrameInfo()
-        info.struct_size = _INFO_SIZE
+        self._planes = None
+        self._regions = None
+        self._objects = None
+        # @info: the caller's FrameInfo to read the description into
+        if info is None:
+            info = _new_info()
         st = _clib.cudaipc_frame_get_info(ptr, info)
         if st != _lib.STATUS_OK:
             _clib.cudaipc_frame_release(ptr)
             self._ptr = None
             raise Error("cannot read the frame's description", st)
-        # every field in one read of the structure
+        # every field in one read of the structure; what the frames of one
+        # layout share, made once
         v, at = _INFO.unpack_from(info), _AT
-        self._backend = backend = v[at["backend"]]
-        self.device_id = v[at["device_id"]]
-        if backend == _lib.BACKEND_CUDA:
-            self.backend = "cuda"
-            self._dl_device = (_dlpack.KDL_CUDA, self.device_id)
-        else:
-            self.backend = "host"
-            self._dl_device = (_dlpack.KDL_CPU, 0)
-        self.width, self.height = v[at["width"]], v[at["height"]]
-        self.format = _text(v[at["format"]].split(b"\0", 1)[0])
+        (self._backend, self.backend, self.device_id, self._dl_device,
+         self.width, self.height, self.format, self.plane_offsets,
+         self.plane_strides, self.size) = _shape(v)
         self.caps = _caps_text(v[at["caps"]])
-        n = v[at["n_planes"]]
-        i = at["plane_offset"]
-        self.plane_offsets = v[i:i + n]
-        i = at["plane_stride"]
-        self.plane_strides = v[i:i + n]
-        self.size = v[at["size"]]
         self.data_ptr = v[at["data"]]
         self.number = v[at["number"]]
         self.offset = v[at["offset"]]
@@ -580,9 +610,6 @@ class Frame(_Exporter):
         self._n_objects = v[at["n_objects"]]
         self.flags = v[at["flags"]]
         self.dropped_before = v[at["dropped_before"]]
-        self._planes = None
-        self._regions = None
-        self._objects = None
 
     def _check_open(self):
         if self._ptr is None or self._closed:
@@ -775,6 +802,7 @@ class Consumer(_Handle):
         self._init_handle()
         self._out = _ctypes.c_void_p()
         self._out_ref = _ctypes.byref(self._out)
+        self._info = _new_info()
         if leaky not in self._LEAKY:
             raise ValueError("leaky must be one of %s, not %r" %
                              (", ".join(self._LEAKY), leaky))
@@ -816,14 +844,17 @@ class Consumer(_Handle):
         @timeout, and raises NoProducer past that. Any thread: calls from
         several take turns, each frame going to one of them."""
         c = self._enter()
+        frame = None
         try:
             with self._turn:
-                # the out-pointer is the consumer's own, read under _turn
+                # the out-pointer and the FrameInfo are the consumer's
+                # own, used under _turn
                 st = _clib.cudaipc_consumer_next(c, _ms(timeout),
                                                  self._out_ref)
                 if st != _lib.STATUS_OK:
                     text = _text(_clib.cudaipc_consumer_error(c))
-                got = self._out.value
+                else:
+                    frame = Frame(self._out.value, self._info)
                 said = _clib.cudaipc_consumer_warning(c)
         finally:
             self._leave()
@@ -834,7 +865,6 @@ class Consumer(_Handle):
                 _warnings.warn(line, RuntimeWarning, stacklevel=2)
         if st != _lib.STATUS_OK:
             _raise(st, text)
-        frame = Frame(got)
         if frame.dropped_before and not self._warned_drops:
             self._warned_drops = True
             _warnings.warn(
