@@ -21,6 +21,9 @@
 
 /* Messages read and dropped before closing with a BYE. */
 #define CLOSE_DRAIN_MSGS 256
+/* a wait for a message at least this long slept (a poll that finds the
+ * message there returns within a microsecond or two) */
+#define SLEPT_US 5
 
 /* Session */
 
@@ -183,10 +186,13 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
   if (deadline < 0)
     return cudaipc_conn_recv (conn, msg);
   cancelled = g_atomic_int_get (&client->cancelled);
-  /* a message already there (frames flat out) needs no poll first; a
-   * channel's record is seen by begin_wait() without a call, and its
-   * socket has something only when the poll says so */
-  if (!cancelled && !cudaipc_conn_has_rx_channel (conn)) {
+  /* a message already there (frames flat out, the producer ahead) needs
+   * no poll first; but where the last wait slept, the consumer is the
+   * one ahead, and a read first would find nothing. A channel's record
+   * is seen by begin_wait() without a call, and its socket has something
+   * only when the poll says so */
+  if (!cancelled && !client->recv_slept &&
+      !cudaipc_conn_has_rx_channel (conn)) {
     ret = cudaipc_conn_try_recv (conn, msg);
     if (ret != -EAGAIN)
       return ret;
@@ -194,9 +200,12 @@ cudaipc_client_recv_msg (CudaIpcClient * client, CudaIpcConn * conn,
   if (!cancelled && cudaipc_conn_begin_wait (conn, TRUE)) {
     ret = 1;
   } else {
+    gint64 start = g_get_monotonic_time ();
+
     ret = cudaipc_client_wait_readable (client,
         cudaipc_conn_get_wait_fd (conn), deadline);
     cudaipc_conn_end_wait (conn);
+    client->recv_slept = g_get_monotonic_time () - start >= SLEPT_US;
   }
   if (ret == 0)
     return -ETIMEDOUT;

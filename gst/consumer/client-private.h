@@ -83,6 +83,8 @@ struct _CudaIpcClient
   Session *session;
 
   /* the receiving thread */
+  gboolean recv_slept;          /* the last wait for a message slept: the
+                                 * next one polls without a read first */
   gchar *path;                  /* of the current connection */
   CudaIpcConn *conn;            /* the session's, freed under its lock */
   CudaIpcDevice *dev;
