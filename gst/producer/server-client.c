@@ -646,12 +646,11 @@ cudaipc_server_keep_stale_locked (CudaIpcServer * s)
   guint n_slots = cudaipc_ring_get_n_slots (s->ring);
   guint32 generation = cudaipc_ring_get_generation (s->ring);
 
+  /* what the pages gave back is no longer held */
+  cudaipc_server_collect_releases_locked (s);
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
-    /* what its page gave back is no longer held */
-    if (client_is_ready (c))
-      cudaipc_server_client_collect_locked (s, c);
     for (guint slot = 0; slot < n_slots; slot++) {
       StaleFrame f = { generation, slot, s->published_seq[slot] };
 
@@ -681,6 +680,19 @@ take_stale (Client * c, const CudaIpcReleaseMsg * rel)
   return FALSE;
 }
 
+/* A RELEASE from a consumer with a release page that only wakes us, for
+ * a frame it gave back through the page: taken (TRUE) while it sent fewer
+ * of them than frames it gave back so. */
+static gboolean
+take_wake_up_locked (CudaIpcServer * s, Client * c)
+{
+  if (c->page == NULL || c->nudges >= c->page_released)
+    return FALSE;
+  c->nudges++;
+  g_cond_broadcast (&s->cond);
+  return TRUE;
+}
+
 /* A RELEASE of the current ring from a consumer with a release page: it
  * gave the frame back through the page first and found us waiting. TRUE
  * where handled: the page's releases taken, and the frame released where
@@ -698,7 +710,7 @@ handle_page_release_locked (CudaIpcServer * s, Client * c,
   if (cudaipc_ring_lease_holds (s->ring, &c->lease, rel->slot) &&
       rel->seq == s->published_seq[rel->slot])
     return FALSE;
-  if (c->nudges >= c->page_released) {
+  if (!take_wake_up_locked (s, c))
     cudaipc_server_client_drop_locked (s, c, CUDAIPC_BYE_PROTOCOL,
         "released a frame it does not hold",
         g_strdup_printf ("protocol error: released frame %" G_GUINT64_FORMAT
@@ -706,10 +718,6 @@ handle_page_release_locked (CudaIpcServer * s, Client * c,
         g_strdup_printf ("Consumer '%s' (pid %d) released frame %"
             G_GUINT64_FORMAT " of slot %u, which it does not hold; "
             "disconnected it", c->name, c->pid, rel->seq, rel->slot));
-    return TRUE;
-  }
-  c->nudges++;
-  g_cond_broadcast (&s->cond);
   return TRUE;
 }
 
@@ -733,11 +741,8 @@ handle_release_locked (CudaIpcServer * s, Client * c,
           s->name, c->id, rel->slot, rel->generation);
       return;
     }
-    if (c->page != NULL && c->nudges < c->page_released) {
-      c->nudges++;
-      g_cond_broadcast (&s->cond);
+    if (take_wake_up_locked (s, c))
       return;
-    }
     ret = -ENOENT;
   } else if (s->ring == NULL) {
     ret = -ENOENT;

@@ -328,9 +328,8 @@ void cudaipc_server_abort (CudaIpcServer * server, guint slot);
  * that as usual. It sees neither wake() nor set_flushing(), which are the
  * sink's own (a state change flushes the sink and ends that at once):
  * FLUSHING once @cancel (may be NULL, upstream's pool flushing) is set and
- * kick() called. OK: @ticket lends the
- * slot, which stays WRITING (no other frame takes it) until the ticket is
- * freed or the slot published. */
+ * kick() called. OK: @ticket lends the slot, which stays WRITING (no other
+ * frame takes it) until the ticket is freed or the slot published. */
 typedef struct _CudaIpcSlotTicket CudaIpcSlotTicket;
 
 CudaIpcServerStatus cudaipc_server_acquire_in_place (CudaIpcServer * server,
