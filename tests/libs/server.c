@@ -2123,6 +2123,56 @@ produce_fenced_size (CudaIpcServer * s, guint64 size, guint8 fill)
 
 #define produce_fenced(s, fill) produce_fenced_size ((s), page, (fill))
 
+/* A consumer "pager" with a release page, joined to @s (2 slots) before
+ * its first caps: its page (@rp), and the two frames it then holds. */
+static CudaIpcConn *
+join_pager (CudaIpcServer * s, CudaIpcReleasePage ** rp,
+    CudaIpcFrameMsg * got1, CudaIpcFrameMsg * got2)
+{
+  guint32 offered = 0;
+  GError *err = NULL;
+  CudaIpcConn *a;
+  CudaIpcMsg msg;
+
+  a = join_asking ("pager", CUDAIPC_CAP_RELEASE_PAGE, &offered);
+  fail_unless (offered & CUDAIPC_CAP_RELEASE_PAGE);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  produce (s, page, 1);
+  recv_msg (a, &msg, CUDAIPC_MSG_RING);
+  fail_unless (msg.u.ring.flags & CUDAIPC_RING_HAS_RELEASE_PAGE);
+  fail_unless_equals_int (msg.n_fds, 1);
+  *rp = cudaipc_release_page_open (msg.fds[0], &err);
+  msg.fds[0] = -1;
+  msg.n_fds = 0;
+  fail_unless (*rp != NULL, "%s", err ? err->message : "?");
+  cudaipc_msg_clear (&msg);
+  for (gint i = 0; i < 2; i++) {
+    recv_msg (a, &msg, CUDAIPC_MSG_SLOT);
+    cudaipc_msg_clear (&msg);
+  }
+  recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
+  cudaipc_msg_clear (&msg);
+  expect_frame (a, got1);
+  produce (s, page, 2);
+  expect_frame (a, got2);
+  return a;
+}
+
+/* Waits until @rp says that the producer waits for a slot (a release of
+ * number 0, which names no frame, tells). */
+static void
+wait_page_says_waiting (CudaIpcReleasePage * rp, guint slot)
+{
+  gint i;
+
+  for (i = 0; i < WAIT_MS / 5; i++) {
+    if (cudaipc_release_page_release (rp, slot, 0))
+      break;
+    g_usleep (5000);
+  }
+  fail_unless (i < WAIT_MS / 5, "the producer's wait is not in the page");
+}
+
 /* A consumer with a release page gives frames back without a message:
  * the producer frees a slot whose word names the frame in it, and nothing
  * for a word naming another; while it waits for a slot the page says so,
@@ -2133,36 +2183,12 @@ GST_START_TEST (test_release_page)
   CudaIpcServer *s = start_server (2);
   CudaIpcFrameMsg got1, got2;
   CudaIpcReleasePage *rp;
-  guint32 offered = 0;
-  GError *err = NULL;
   CudaIpcConn *a;
-  CudaIpcMsg msg;
   GThread *t;
   Waiter w;
   guint slot;
-  gint i;
 
-  a = join_asking ("pager", CUDAIPC_CAP_RELEASE_PAGE, &offered);
-  fail_unless (offered & CUDAIPC_CAP_RELEASE_PAGE);
-  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
-  produce (s, page, 1);
-  recv_msg (a, &msg, CUDAIPC_MSG_RING);
-  fail_unless (msg.u.ring.flags & CUDAIPC_RING_HAS_RELEASE_PAGE);
-  fail_unless_equals_int (msg.n_fds, 1);
-  rp = cudaipc_release_page_open (msg.fds[0], &err);
-  msg.fds[0] = -1;
-  msg.n_fds = 0;
-  fail_unless (rp != NULL, "%s", err ? err->message : "?");
-  cudaipc_msg_clear (&msg);
-  for (i = 0; i < 2; i++) {
-    recv_msg (a, &msg, CUDAIPC_MSG_SLOT);
-    cudaipc_msg_clear (&msg);
-  }
-  recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
-  cudaipc_msg_clear (&msg);
-  expect_frame (a, &got1);
-  produce (s, page, 2);
-  expect_frame (a, &got2);
+  a = join_pager (s, &rp, &got1, &got2);
 
   /* both slots held; a word naming another frame frees neither */
   fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () + 50000,
@@ -2183,12 +2209,7 @@ GST_START_TEST (test_release_page)
   fail_unless_equals_int (try_acquire (s, g_get_monotonic_time () +
           WAIT_MS * 1000, &slot), CUDAIPC_SERVER_OK);
   t = start_waiter (&w, s, g_get_monotonic_time () + WAIT_MS * 1000);
-  for (i = 0; i < WAIT_MS / 5; i++) {
-    if (cudaipc_release_page_release (rp, got2.slot, 0))
-      break;
-    g_usleep (5000);
-  }
-  fail_unless (i < WAIT_MS / 5, "the producer's wait is not in the page");
+  wait_page_says_waiting (rp, got2.slot);
   fail_unless (cudaipc_release_page_release (rp, got2.slot, got2.seq));
   send_release (a, got2.generation, got2.slot, got2.seq);
   g_thread_join (t);
@@ -2265,44 +2286,17 @@ GST_START_TEST (test_release_page_wake_across_rings)
   CudaIpcServer *s = start_server (2);
   CudaIpcFrameMsg got1, got2;
   CudaIpcReleasePage *rp;
-  guint32 offered = 0;
   GError *err = NULL;
   CudaIpcConn *a;
-  CudaIpcMsg msg;
   GThread *t;
   Waiter w;
-  gint i;
 
-  a = join_asking ("pager", CUDAIPC_CAP_RELEASE_PAGE, &offered);
-  fail_unless (offered & CUDAIPC_CAP_RELEASE_PAGE);
-  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
-  produce (s, page, 1);
-  recv_msg (a, &msg, CUDAIPC_MSG_RING);
-  fail_unless_equals_int (msg.n_fds, 1);
-  rp = cudaipc_release_page_open (msg.fds[0], &err);
-  msg.fds[0] = -1;
-  msg.n_fds = 0;
-  fail_unless (rp != NULL, "%s", err ? err->message : "?");
-  cudaipc_msg_clear (&msg);
-  for (i = 0; i < 2; i++) {
-    recv_msg (a, &msg, CUDAIPC_MSG_SLOT);
-    cudaipc_msg_clear (&msg);
-  }
-  recv_msg (a, &msg, CUDAIPC_MSG_CAPS);
-  cudaipc_msg_clear (&msg);
-  expect_frame (a, &got1);
-  produce (s, page, 2);
-  expect_frame (a, &got2);
+  a = join_pager (s, &rp, &got1, &got2);
 
   /* the producer waits for a slot; frame 1 goes back through the page,
    * which says it waits */
   t = start_waiter (&w, s, g_get_monotonic_time () + WAIT_MS * 1000);
-  for (i = 0; i < WAIT_MS / 5; i++) {
-    if (cudaipc_release_page_release (rp, got1.slot, 0))
-      break;
-    g_usleep (5000);
-  }
-  fail_unless (i < WAIT_MS / 5, "the producer's wait is not in the page");
+  wait_page_says_waiting (rp, got1.slot);
   fail_unless (cudaipc_release_page_release (rp, got1.slot, got1.seq));
   g_thread_join (t);
   fail_unless_equals_int (w.status, CUDAIPC_SERVER_OK);
