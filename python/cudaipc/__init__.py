@@ -537,6 +537,8 @@ def _shape(v):
             _SHAPES.clear()
         _SHAPES[key] = shape
     return shape
+
+
 # (format, width, height, plane offsets, plane strides) -> Frame._layout()
 _LAYOUTS = {}
 _last_caps = (b"", "")
