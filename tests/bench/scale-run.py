@@ -92,6 +92,20 @@ def median(v):
     return v[len(v) // 2] if v else None
 
 
+def finish_early(row, prods):
+    """A count that could not start: its producers killed, no figures."""
+    for p in prods:
+        if p.p.poll() is None:
+            p.p.kill()
+        p.p.wait()
+    row.update({"delivered": None, "p50_median_us": None,
+                "p99_median_us": None, "p99_worst_us": None,
+                "cpu_cores": None, "cpu_us_per_frame_per_stream": None,
+                "producer_fds": [], "consumer_fds": [],
+                "gpu_mib_total": None})
+    return row
+
+
 def run_count(args, n, env):
     d = tempfile.mkdtemp(prefix="cudaipc-scale-")
     k = args.per_producer
@@ -109,8 +123,23 @@ def run_count(args, n, env):
                                "--source", args.source,
                                "--width", str(args.width),
                                "--height", str(args.height)] + common, env))
+        # one deadline for them all: waiting for each in turn would add
+        # up where many are slow to start (their CUDA contexts made at
+        # once, GPU memory short)
+        ready_by = time.time() + args.ready_timeout
         for p in prods:
-            p.ready.wait(60)
+            p.ready.wait(max(0, ready_by - time.time()))
+        late = [p for p in prods if p.p.poll() is None and
+                p.ready.is_set() is False]
+        if late:
+            used = gpu_memory()
+            row["reasons"].append(
+                "%d of %d producers not ready after %d s%s: %s" % (
+                    len(late), len(prods), args.ready_timeout,
+                    " (GPU memory of the processes: %.0f MiB)" %
+                    sum(used.values()) if used else "",
+                    " | ".join(late[0].err[-3:]) or "nothing said"))
+            return finish_early(row, prods)
         for _ in range(args.consumers):
             cons.append(Proc([args.node, "consumer", "--streams", str(n),
                               "--max-held", str(args.reader_max_held)] +
@@ -262,6 +291,9 @@ def main():
     ap.add_argument("--latency-limit-ms", type=float, default=None,
                     help="the p99 a count must stay under (default one "
                     "frame time; 0: not checked)")
+    ap.add_argument("--ready-timeout", type=int, default=90,
+                    help="seconds every producer of a count has to start "
+                    "(90); a count where one has not is reported and ends")
     ap.add_argument("--find-limit", action="store_true")
     ap.add_argument("--max-streams", type=int, default=256)
     ap.add_argument("--node", default=None)
