@@ -47,11 +47,14 @@ cudaipc_api_guard_enter (CudaIpcApiGuard * g)
   return ok;
 }
 
+/* Only free() waits for the calls to end, and it closes the guard first,
+ * under the lock: a leave() that finds it open has no one to wake (a
+ * broadcast is a system call, every call of every frame). */
 static inline void
 cudaipc_api_guard_leave (CudaIpcApiGuard * g)
 {
   g_mutex_lock (&g->lock);
-  if (--g->calls == 0)
+  if (--g->calls == 0 && g_atomic_int_get (&g->closing))
     g_cond_broadcast (&g->idle);
   g_mutex_unlock (&g->lock);
 }
