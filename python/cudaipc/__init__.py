@@ -517,7 +517,9 @@ def _new_info():
 def _shape(v):
     """What frames of one layout (v: what _INFO read of one) share, made
     once a layout: (backend code, backend, device id, DLPack device, width,
-    height, format, plane offsets, plane strides, size)."""
+    height, format, plane offsets, plane strides, size, and a list of one
+    item where Frame._plane_geometry() keeps the planes' layout once it
+    asked the library for it)."""
     key = v[_LAYOUT_HEAD] + v[_LAYOUT_TAIL]
     shape = _SHAPES.get(key)
     if shape is None:
@@ -532,15 +534,13 @@ def _shape(v):
         strides = v[at["plane_stride"]:at["plane_stride"] + n]
         shape = (backend, name, device_id, dl_device, v[at["width"]],
                  v[at["height"]], _text(v[at["format"]].split(b"\0", 1)[0]),
-                 offsets, strides, v[at["size"]])
+                 offsets, strides, v[at["size"]], [None])
         if len(_SHAPES) >= 64:
             _SHAPES.clear()
         _SHAPES[key] = shape
     return shape
 
 
-# (format, width, height, plane offsets, plane strides) -> Frame._layout()
-_LAYOUTS = {}
 _last_caps = (b"", "")
 
 
@@ -563,11 +563,12 @@ class Frame(_Exporter):
     """One frame: the producer's slot, read-only, held until released."""
 
     __slots__ = ("_lock", "_ptr", "_host", "_cai", "_closed", "_backend",
-                 "_dl_device", "_planes", "_regions", "_objects", "_n_regions",
-                 "_n_objects", "backend", "device_id", "width", "height",
-                 "format", "caps", "plane_offsets", "plane_strides", "size",
-                 "data_ptr", "number", "offset", "pts", "duration",
-                 "capture_time", "publish_time", "flags", "dropped_before",
+                 "_dl_device", "_planes", "_layout_box", "_regions",
+                 "_objects", "_n_regions", "_n_objects", "backend",
+                 "device_id", "width", "height", "format", "caps",
+                 "plane_offsets", "plane_strides", "size", "data_ptr",
+                 "number", "offset", "pts", "duration", "capture_time",
+                 "publish_time", "flags", "dropped_before",
                  "__weakref__",
                  # a program's own attributes on a frame
                  "__dict__")
@@ -596,7 +597,7 @@ class Frame(_Exporter):
         v, at = _INFO.unpack_from(info), _AT
         (self._backend, self.backend, self.device_id, self._dl_device,
          self.width, self.height, self.format, self.plane_offsets,
-         self.plane_strides, self.size) = _shape(v)
+         self.plane_strides, self.size, self._layout_box) = _shape(v)
         self.caps = _caps_text(v[at["caps"]])
         self.data_ptr = v[at["data"]]
         self.number = v[at["number"]]
@@ -651,14 +652,10 @@ class Frame(_Exporter):
         frame's lock, open."""
         g = self._planes
         if g is None:
-            key = (self.format, self.width, self.height, self.plane_offsets,
-                   self.plane_strides)
-            layout = _LAYOUTS.get(key)
+            box = self._layout_box
+            layout = box[0]
             if layout is None:
-                layout = self._layout()
-                if len(_LAYOUTS) >= 64:
-                    _LAYOUTS.clear()
-                _LAYOUTS[key] = layout
+                layout = box[0] = self._layout()
             base = self.data_ptr
             g = self._planes = [None if p is None else (base + p[0],) + p[1:]
                                 for p in layout]
