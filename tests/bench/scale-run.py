@@ -92,12 +92,9 @@ def median(v):
     return v[len(v) // 2] if v else None
 
 
-def finish_early(row, prods):
-    """A count that could not start: its producers killed, no figures."""
-    for p in prods:
-        if p.p.poll() is None:
-            p.p.kill()
-        p.p.wait()
+def finish_early(row):
+    """A count that could not start: no figures (run_count()'s finally
+    kills its processes)."""
     row.update({"delivered": None, "p50_median_us": None,
                 "p99_median_us": None, "p99_worst_us": None,
                 "cpu_cores": None, "cpu_us_per_frame_per_stream": None,
@@ -130,7 +127,7 @@ def run_count(args, n, env):
         for p in prods:
             p.ready.wait(max(0, ready_by - time.time()))
         late = [p for p in prods if p.p.poll() is None and
-                p.ready.is_set() is False]
+                not p.ready.is_set()]
         if late:
             used = gpu_memory()
             row["reasons"].append(
@@ -139,7 +136,7 @@ def run_count(args, n, env):
                     " (GPU memory of the processes: %.0f MiB)" %
                     sum(used.values()) if used else "",
                     " | ".join(late[0].err[-3:]) or "nothing said"))
-            return finish_early(row, prods)
+            return finish_early(row)
         for _ in range(args.consumers):
             cons.append(Proc([args.node, "consumer", "--streams", str(n),
                               "--max-held", str(args.reader_max_held)] +
