@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <time.h>
 
 #include "consumer/client-private.h"
 #include "common/error.h"
@@ -28,6 +29,17 @@
 #define COPY_SPIN_US 20
 #define COPY_SLEEP_MIN_US 20
 #define COPY_SLEEP_MAX_US 1000
+
+/* CLOCK_MONOTONIC in nanoseconds: a copy that lands a few microseconds
+ * after its FRAME is measured, not rounded away */
+static gint64
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
 
 /* What orders the copies into a ring's slots: its fence page, or one
  * slot's interprocess event with the device whose context a query needs.
@@ -101,6 +113,7 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
   g_autoptr (GError) err = NULL;
   gint64 limit = item->frame.received_at + FENCE_TIMEOUT_US;
   gint64 start = g_get_monotonic_time (), now, until;
+  gint64 waiting_since = 0;     /* ns: the first read that found it pending */
   CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
   guint slot = f->slot, calls = 0;
   gboolean pushed = FALSE, fenced;
@@ -124,6 +137,8 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
     landed = copy_landed (o, f, &calls, &err);
     if (landed != 0)
       break;
+    if (waiting_since == 0)
+      waiting_since = now_ns ();
     now = g_get_monotonic_time ();
     if (now >= limit) {
       if (fenced)
@@ -159,9 +174,15 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
     calls++;
     cudaipc_device_pop (o->dev);
   }
-  if (calls > 0) {
+  if (calls > 0 || waiting_since != 0) {
+    gint64 waited = waiting_since != 0 ? now_ns () - waiting_since : 0;
+
     g_mutex_lock (&client->session->lock);
     client->session->driver_calls += calls;
+    if (waiting_since != 0) {
+      client->session->copy_waits++;
+      client->session->copy_wait_ns += (guint64) MAX (waited, 0);
+    }
     g_mutex_unlock (&client->session->lock);
   }
 

@@ -55,6 +55,7 @@ typedef struct
   guint64 dropped_told;         /* of dropped: those a frame handed out
                                  * since carried in its dropped_before */
   guint64 driver_calls;         /* made for frames: fence waits, context */
+  guint64 copy_waits, copy_wait_ns;     /* client-types.h */
   guint64 events_refused;       /* EVENTs that were not handed out */
   gchar *event_refusal;         /* why the first one since the last
                                  * take_event_refusal() was not */

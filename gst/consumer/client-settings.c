@@ -56,6 +56,8 @@ cudaipc_client_get_stats (CudaIpcClient * client, CudaIpcClientStats * stats)
   stats->generation = s->generation;
   stats->imports = s->imports;
   stats->driver_calls = s->driver_calls;
+  stats->copy_waits = s->copy_waits;
+  stats->copy_wait_ns = s->copy_wait_ns;
   stats->events_refused = s->events_refused;
   g_mutex_unlock (&s->lock);
   stats->peer = g_atomic_int_get (&client->peer) != 0;
@@ -72,6 +74,7 @@ cudaipc_client_reset_stats (CudaIpcClient * client)
   s->received = s->dropped = s->released = s->discarded = 0;
   s->dropped_told = 0;
   s->driver_calls = 0;
+  s->copy_waits = s->copy_wait_ns = 0;
   s->events_refused = 0;
   g_mutex_unlock (&s->lock);
 }

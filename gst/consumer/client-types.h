@@ -92,6 +92,10 @@ typedef struct
   guint64 driver_calls;         /* CUDA driver calls made for frames: per
                                  * frame, a context push, the fence wait
                                  * and the pop */
+  guint64 copy_waits;           /* frames whose copy into their slot had not
+                                 * landed when first looked at */
+  guint64 copy_wait_ns;         /* the time those waited for it, busy
+                                 * reads and sleeps */
   guint64 events_refused;       /* EVENTs that did not parse or named more
                                  * new names than the process takes */
   gboolean peer;                /* the producer is on another GPU, read

@@ -187,7 +187,8 @@ void cudaipc_client_peek_policy (CudaIpcClient * client,
 /* FALSE and all zero while not connected; the owning thread. */
 gboolean cudaipc_client_get_info (CudaIpcClient * client,
     CudaIpcClientInfo * info);
-/* Zeroes received, dropped, released, driver_calls and events_refused. */
+/* Zeroes received, dropped, released, driver_calls, copy_waits,
+ * copy_wait_ns and events_refused. */
 void cudaipc_client_reset_stats (CudaIpcClient * client);
 /* Why the first EVENT refused since the last call was (a new string), or
  * NULL where none was; any thread. */

@@ -789,6 +789,8 @@ cudaipc_reader_get_stats (CudaIpcReader * r, guint64 pushed,
       "generation", G_TYPE_UINT, cs.generation,
       "imports", G_TYPE_UINT, cs.imports,
       "driver-calls", G_TYPE_UINT64, cs.driver_calls,
+      "copy-waits", G_TYPE_UINT64, cs.copy_waits,
+      "copy-wait-ns", G_TYPE_UINT64, cs.copy_wait_ns,
       "frames-copied", G_TYPE_UINT64, copied,
       "live", G_TYPE_BOOLEAN, info.live, "leaky", G_TYPE_BOOLEAN, info.leaky,
       "output", G_TYPE_STRING, output, "peer", G_TYPE_BOOLEAN, cs.peer, NULL);

@@ -172,6 +172,7 @@ bench_run_consumer (Transport t)
   gint64 p50, p99, last_index, done_at = 0;
   gint64 grace = (gint64) opts.grace_ms * GST_MSECOND;
   guint64 received, pushed = 0, driver_calls = 0;
+  guint64 copy_waits = 0, copy_wait_ns = 0;
   guint n = 0;
   gchar *line;
 
@@ -378,6 +379,10 @@ bench_run_consumer (Transport t)
       guint64 copied = 0;
 
       gst_structure_get_uint64 (st, "driver-calls", &driver_calls);
+      /* frames handed before the producer's write had landed: the
+       * wait (busy, then sleeping) is this consumer's */
+      gst_structure_get_uint64 (st, "copy-waits", &copy_waits);
+      gst_structure_get_uint64 (st, "copy-wait-ns", &copy_wait_ns);
       if (gst_structure_get_uint64 (st, "frames-copied", &copied))
         g_printerr ("consumer %d: frames-copied=%" G_GUINT64_FORMAT " of %"
             G_GUINT64_FORMAT " received (--hold %d)\n", opts.index, copied,
@@ -395,13 +400,14 @@ bench_run_consumer (Transport t)
       " cpu_total_ns=%" G_GINT64_FORMAT " last_index=%" G_GINT64_FORMAT
       " p50_ns=%" G_GINT64_FORMAT " p99_ns=%" G_GINT64_FORMAT
       " pushed=%" G_GINT64_FORMAT " ended=%s ids=%s memory=%s"
-      " driver_calls=%" G_GUINT64_FORMAT " src_type=%s",
+      " driver_calls=%" G_GUINT64_FORMAT " copy_waits=%" G_GUINT64_FORMAT
+      " copy_wait_ns=%" G_GUINT64_FORMAT " src_type=%s",
       received, c.measured, c.samples->len, c.bad_stamps, c.repeats,
       c.first_stamp, c.last_arrival, c.measured ? c.cpu1 - c.cpu0 : 0,
       bench_cpu_ns (), last_index, p50, p99,
       producer_done ? (gint64) pushed : -1, ended,
       c.counted ? "counted" : "carried", c.memory ? c.memory : "none",
-      driver_calls, G_OBJECT_TYPE_NAME (c.src));
+      driver_calls, copy_waits, copy_wait_ns, G_OBJECT_TYPE_NAME (c.src));
   bench_say (line);
   g_free (line);
   /* nvcodec's cudaipcsrc stops only once its server answers (a frame,

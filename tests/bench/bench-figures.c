@@ -63,7 +63,8 @@ bench_row_compute (Row * row, gboolean have_gpu_base)
   GArray *all = g_array_new (FALSE, FALSE, sizeof (gint64));
   GHashTable *p = row->producer_result;
   gdouble fps_sum = 0, cpu_sum = 0, cpu_total_sum = 0, del_sum = 0;
-  guint n_fps = 0, n_cpu = 0, n_del = 0;
+  gdouble wait_sum = 0, waited_sum = 0;
+  guint n_fps = 0, n_cpu = 0, n_del = 0, n_wait = 0;
   gboolean ok;
 
   if (p)
@@ -96,6 +97,11 @@ bench_row_compute (Row * row, gboolean have_gpu_base)
     span = result_num (h, "last_arrival", &ok) -
         result_num (h, "first_stamp", &ok);
     counted = g_strcmp0 (g_hash_table_lookup (h, "ids"), "counted") == 0;
+    if (ok && received > 0 && g_hash_table_contains (h, "copy_wait_ns")) {
+      wait_sum += result_num (h, "copy_wait_ns", NULL) / received / 1e3;
+      waited_sum += result_num (h, "copy_waits", NULL) / received;
+      n_wait++;
+    }
     if (ok && measured > 1 && span > 0) {
       gdouble fps = measured / (span / 1e9);
 
@@ -138,6 +144,11 @@ bench_row_compute (Row * row, gboolean have_gpu_base)
     row->consumer_cpu = cpu_sum / n_cpu;
     row->consumer_cpu_total = cpu_total_sum / n_cpu;
     row->have_ccpu = TRUE;
+  }
+  if (n_wait) {
+    row->copy_wait = wait_sum / n_wait;
+    row->copy_waited = waited_sum / n_wait;
+    row->have_copy_wait = TRUE;
   }
   if (n_del) {
     row->delivered = del_sum / n_del;

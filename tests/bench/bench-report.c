@@ -151,6 +151,11 @@ bench_report_table (GPtrArray * rows)
             " (of %" G_GUINT64_FORMAT " pushed)\n", label, row->width,
             row->height, row->n_consumers, rate, row->published,
             row->dropped, row->pushed);
+      if (row->have_copy_wait)
+        g_print ("- %s %dx%d x%u, %s: a consumer waited for the write into "
+            "the slot %.2f us a frame (%.0f%% of frames waited)\n", label,
+            row->width, row->height, row->n_consumers, rate, row->copy_wait,
+            row->copy_waited * 100);
       if (row->notes->len)
         g_print ("- %s %dx%d x%u, %s: %s\n", label, row->width, row->height,
             row->n_consumers, rate, row->notes->str);
@@ -387,6 +392,12 @@ bench_report_json (const gchar * path, GPtrArray * rows, GError ** error)
         row->consumer_cpu, TRUE);
     json_kv_num (s, in, "consumer_cpu_total_us_per_frame", row->have_ccpu,
         row->consumer_cpu_total, TRUE);
+    if (row->transport == TRANSPORT_CUDAIPC) {
+      json_kv_num (s, in, "consumer_copy_wait_us_per_frame",
+          row->have_copy_wait, row->copy_wait, TRUE);
+      json_kv_num (s, in, "consumer_copy_waited", row->have_copy_wait,
+          row->copy_waited, TRUE);
+    }
     json_kv_num (s, in, "gpu_mib", row->have_gpu, row->gpu_mib, TRUE);
     json_kv_int (s, in, "frames_pushed", !row->skipped, row->pushed, TRUE);
     json_kv_int (s, in, "frames_missing", !row->skipped, row->missing, TRUE);

@@ -112,6 +112,11 @@ typedef struct
   gdouble p50, p99, mean, max;
   guint n_samples;
   gdouble producer_cpu, producer_cpu_total, consumer_cpu, consumer_cpu_total;
+  /* (a): the time a consumer waited for the producer's write into the
+   * slot to land (its source's copy-wait-ns over the frames it received,
+   * us, mean of the consumers) and the fraction of frames that waited */
+  gdouble copy_wait, copy_waited;
+  gboolean have_copy_wait;
   gdouble gpu_mib;
   /* measured frames a consumer got over those pushed: mean, smallest */
   gdouble delivered, delivered_min;

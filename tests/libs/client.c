@@ -938,6 +938,16 @@ GST_START_TEST (test_fence_page_orders_frames)
   fail_if (info.events);
   cudaipc_client_get_stats (client, &stats);
   fail_unless_equals_uint64 (stats.driver_calls, 0);
+  /* frame 1 waited for its copy about 100 ms; frame 2 not at all */
+  fail_unless_equals_uint64 (stats.copy_waits, 1);
+  fail_unless (stats.copy_wait_ns >= 90 * GST_MSECOND &&
+      stats.copy_wait_ns <= (guint64) took * 1000, "waited %"
+      G_GUINT64_FORMAT " ns, frame 1 took %" G_GINT64_FORMAT " us",
+      stats.copy_wait_ns, took);
+  cudaipc_client_reset_stats (client);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.copy_waits, 0);
+  fail_unless_equals_uint64 (stats.copy_wait_ns, 0);
   cudaipc_client_item_clear (&a);
   cudaipc_client_item_clear (&b);
   expect_release (GEN, 0, 1);
