@@ -43,6 +43,7 @@ and closed by any.
 # Every module-level name that is not public API starts with "_", so that
 # dir(cudaipc) and help(cudaipc) show the API alone (__all__).
 import ctypes as _ctypes
+import operator as _operator
 import os as _os
 import struct as _struct
 import threading as _threading
@@ -506,6 +507,10 @@ _LAYOUT_HEAD = slice(_AT["backend"], _AT["format"] + 1)
 _LAYOUT_TAIL = slice(_AT["n_planes"], _AT["size"] + 1)
 # a layout -> what frames of that layout share (_shape())
 _SHAPES = {}
+# what differs from frame to frame, in one call (Frame.__init__)
+_PER_FRAME = _operator.itemgetter(*(_AT[name] for name in (
+    "caps", "data", "number", "offset", "pts", "duration", "capture_time",
+    "publish_time", "n_regions", "n_objects", "flags", "dropped_before")))
 
 
 def _new_info():
@@ -594,25 +599,17 @@ class Frame(_Exporter):
             raise Error("cannot read the frame's description", st)
         # every field in one read of the structure; what the frames of one
         # layout share, made once
-        v, at = _INFO.unpack_from(info), _AT
+        v = _INFO.unpack_from(info)
         (self._backend, self.backend, self.device_id, self._dl_device,
          self.width, self.height, self.format, self.plane_offsets,
          self.plane_strides, self.size, self._layout_box) = _shape(v)
-        self.caps = _caps_text(v[at["caps"]])
-        self.data_ptr = v[at["data"]]
-        self.number = v[at["number"]]
-        self.offset = v[at["offset"]]
-        t = v[at["pts"]]
-        self.pts = None if t == _NONE else t
-        t = v[at["duration"]]
-        self.duration = None if t == _NONE else t
-        t = v[at["capture_time"]]
-        self.capture_time = None if t == _NONE else t
-        self.publish_time = v[at["publish_time"]]
-        self._n_regions = v[at["n_regions"]]
-        self._n_objects = v[at["n_objects"]]
-        self.flags = v[at["flags"]]
-        self.dropped_before = v[at["dropped_before"]]
+        (caps, self.data_ptr, self.number, self.offset, pts, duration,
+         capture_time, self.publish_time, self._n_regions, self._n_objects,
+         self.flags, self.dropped_before) = _PER_FRAME(v)
+        self.caps = _caps_text(caps)
+        self.pts = None if pts == _NONE else pts
+        self.duration = None if duration == _NONE else duration
+        self.capture_time = None if capture_time == _NONE else capture_time
 
     def _check_open(self):
         if self._ptr is None or self._closed:
