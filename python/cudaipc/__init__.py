@@ -187,13 +187,17 @@ class _Handle(_Closing):
 
     _ptr = None         # the library's object; None: closed or never made
     _state = None       # a Condition over _ptr, _users and _closing
+    _mutex = None       # _state's lock
     _users = None       # calls in flight: how many in each thread
     _turn = None        # one next() or publish() at a time
     _closing = False
     _what = "object"
 
     def _init_handle(self):
-        self._state = _threading.Condition(_threading.RLock())
+        # the calls below take the lock itself: the Condition's own
+        # __enter__ and __exit__ are Python functions, a cost each call
+        self._mutex = _threading.RLock()
+        self._state = _threading.Condition(self._mutex)
         self._users = {}
         self._turn = _threading.Lock()
 
@@ -203,7 +207,7 @@ class _Handle(_Closing):
         if state is None:
             raise ValueError("the %s is closed" % self._what)
         me = _threading.get_ident()
-        with state:
+        with self._mutex:
             if self._ptr is None or self._closing:
                 raise ValueError("the %s is closed" % self._what)
             self._users[me] = self._users.get(me, 0) + 1
@@ -217,7 +221,7 @@ class _Handle(_Closing):
 
     def _leave(self):
         me = _threading.get_ident()
-        with self._state:
+        with self._mutex:
             n = self._users[me] - 1
             if n:
                 self._users[me] = n
@@ -229,10 +233,9 @@ class _Handle(_Closing):
     def _quick(self, call, default):
         """@call(the object), for a call that never waits; @default once
         closed."""
-        state = self._state
-        if state is None:
+        if self._state is None:
             return default
-        with state:
+        with self._mutex:
             if self._ptr is None or self._closing:
                 return default
             return call(self._ptr)
