@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <time.h>
+#include <sys/prctl.h>
 
 #include "consumer/client-private.h"
 #include "common/error.h"
@@ -29,6 +30,11 @@
 #define COPY_SPIN_US 20
 #define COPY_SLEEP_MIN_US 20
 #define COPY_SLEEP_MAX_US 1000
+/* The timer slack (ns) of a thread while it sleeps between those reads:
+ * Linux lets a sleep of a normal thread run 50 us past its end by
+ * default, more than the sleep itself, so a copy that lands just after
+ * the busy reads would be seen 50-100 us late (docs/benchmarks.md). */
+#define COPY_SLEEP_SLACK_NS 1000
 
 /* CLOCK_MONOTONIC in nanoseconds: a copy that lands a few microseconds
  * after its FRAME is measured, not rounded away */
@@ -114,6 +120,7 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
   gint64 limit = item->frame.received_at + FENCE_TIMEOUT_US;
   gint64 start = g_get_monotonic_time (), now, until;
   gint64 waiting_since = 0;     /* ns: the first read that found it pending */
+  int slack = -1;               /* the thread's own, while it is lowered */
   CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
   guint slot = f->slot, calls = 0;
   gboolean pushed = FALSE, fenced;
@@ -160,6 +167,14 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
     }
     if (now - start < COPY_SPIN_US)
       continue;
+    if (slack < 0) {
+      /* lowered for the sleeps of this wait alone */
+      slack = prctl (PR_GET_TIMERSLACK, 0, 0, 0, 0);
+      if (slack > COPY_SLEEP_SLACK_NS)
+        prctl (PR_SET_TIMERSLACK, COPY_SLEEP_SLACK_NS, 0, 0, 0);
+      else
+        slack = 0;
+    }
     until = now + CLAMP ((now - start) / 4, COPY_SLEEP_MIN_US,
         COPY_SLEEP_MAX_US);
     until = MIN (until, limit);
@@ -170,6 +185,8 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
       break;
     }
   }
+  if (slack > COPY_SLEEP_SLACK_NS)
+    prctl (PR_SET_TIMERSLACK, (unsigned long) slack, 0, 0, 0);
   if (pushed) {
     calls++;
     cudaipc_device_pop (o->dev);
