@@ -138,7 +138,8 @@ def _fmt(v):
 
 def plot(path, title, xs, panels, xlabel="STREAMS"):
     c = _Canvas(W, H)
-    c.text(60, 10, title, scale=2)
+    # twice the size where it fits the width (6 pixels a character)
+    c.text(60, 10, title, scale=2 if 60 + 12 * len(title) <= W else 1)
     left, right = 80, W - 30
     top, gap = 44, 30
     ph = (H - top - 50 - gap * (len(panels) - 1)) // len(panels)
