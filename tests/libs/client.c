@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -907,6 +908,7 @@ GST_START_TEST (test_fence_page_orders_frames)
   LateSignal later;
   GThread *t;
   gint64 t0, took;
+  int slack;
 
   prod->hello_caps = CUDAIPC_CAP_FENCE;
   connect_ok ();
@@ -918,6 +920,7 @@ GST_START_TEST (test_fence_page_orders_frames)
   later.fence = fence;
   later.slot = 0;
   later.value = 1;
+  slack = prctl (PR_GET_TIMERSLACK, 0, 0, 0, 0);
   t0 = g_get_monotonic_time ();
   t = g_thread_new ("fence", signal_after_100ms, &later);
   receive_frame (&a);
@@ -925,6 +928,8 @@ GST_START_TEST (test_fence_page_orders_frames)
   g_thread_join (t);
   fail_unless (took >= 90 * 1000, "frame 1 came after %" G_GINT64_FORMAT
       " us, before its fence", took);
+  /* the wait slept with a lower timer slack, then put this thread's back */
+  fail_unless_equals_int (prctl (PR_GET_TIMERSLACK, 0, 0, 0, 0), slack);
   assert_content (a.frame.memory, 1);
 
   /* frame 2: signalled before its FRAME: at once */
