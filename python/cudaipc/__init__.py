@@ -203,11 +203,11 @@ class _Handle(_Closing):
 
     def _enter(self):
         """The library's object, for a call that _leave() ends."""
-        state = self._state
-        if state is None:
+        mutex = self._mutex
+        if mutex is None:
             raise ValueError("the %s is closed" % self._what)
         me = _threading.get_ident()
-        with self._mutex:
+        with mutex:
             if self._ptr is None or self._closing:
                 raise ValueError("the %s is closed" % self._what)
             self._users[me] = self._users.get(me, 0) + 1
@@ -233,9 +233,10 @@ class _Handle(_Closing):
     def _quick(self, call, default):
         """@call(the object), for a call that never waits; @default once
         closed."""
-        if self._state is None:
+        mutex = self._mutex
+        if mutex is None:
             return default
-        with self._mutex:
+        with mutex:
             if self._ptr is None or self._closing:
                 return default
             return call(self._ptr)
