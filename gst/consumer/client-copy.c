@@ -120,7 +120,9 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
   gint64 limit = item->frame.received_at + FENCE_TIMEOUT_US;
   gint64 start = g_get_monotonic_time (), now, until;
   gint64 waiting_since = 0;     /* ns: the first read that found it pending */
-  int slack = -1;               /* the thread's own, while it is lowered */
+  /* -1 until the first sleep; then the thread's own timer slack where
+   * it was lowered for the sleeps, 0 where it was left as it was */
+  int slack = -1;
   CudaIpcClientStatus st = CUDAIPC_CLIENT_OK;
   guint slot = f->slot, calls = 0;
   gboolean pushed = FALSE, fenced;

@@ -144,7 +144,9 @@ cudaipc_client_wait_readable (CudaIpcClient * client, int fd, gint64 deadline)
       if (left <= 0)
         return 0;
       /* to the microsecond: a sleep of a few tens of them (between
-       * reads of a fence word) must not last a whole millisecond */
+       * reads of a fence word) must not last a whole millisecond; the
+       * thread's timer slack may still end it later, which the fence
+       * wait lowers for its sleeps (client-copy.c) */
       ts.tv_sec = left / G_USEC_PER_SEC;
       ts.tv_nsec = (left % G_USEC_PER_SEC) * 1000;
       timeout = &ts;
