@@ -35,6 +35,7 @@ CUDAIPC_LIBRARY or an installed libcudaipc, as the tests do.
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,7 +72,8 @@ def main():
         import numpy
         make_array = numpy.asarray
         upload = ""
-    sock = os.path.join(tempfile.mkdtemp(prefix="cudaipc-stages-"), "s.sock")
+    folder = tempfile.mkdtemp(prefix="cudaipc-stages-")
+    sock = os.path.join(folder, "s.sock")
     total = args.frames + args.warmup
     caps = "video/x-raw,format=NV12,width=%d,height=%d,framerate=30/1" % (
         args.width, args.height)
@@ -117,6 +119,7 @@ def main():
         cpu = time.process_time_ns() - cpu0
     finally:
         producer.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
     measured = n - measured0
     if measured <= 0:
         print("python-stages: no frames measured", file=sys.stderr)

@@ -20,6 +20,7 @@ import ctypes
 import os
 import pwd
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -212,6 +213,10 @@ class ReadmeMessages(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="cudaipc-readme-")
         os.chmod(cls.dir, 0o755)
         cls.tag = "cudaipc-readme-%d" % os.getpid()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def setUp(self):
         self.r = Runner()
