@@ -199,7 +199,10 @@ cudaipc_client_wait_copy (CudaIpcClient * client, CudaIpcClientItem * item,
     g_mutex_lock (&client->session->lock);
     client->session->driver_calls += calls;
     if (waiting_since != 0) {
-      client->session->copy_waits++;
+      /* a frame once, however many calls its wait took */
+      if (!item->frame.copy_waited)
+        client->session->copy_waits++;
+      item->frame.copy_waited = TRUE;
       client->session->copy_wait_ns += (guint64) MAX (waited, 0);
     }
     g_mutex_unlock (&client->session->lock);

@@ -473,6 +473,7 @@ handle_frame (CudaIpcClient * client, CudaIpcFrameMsg * f,
   else if (client->fences[f->slot] != NULL)
     item->frame.ordering = cudaipc_copy_order_ref (client->fences[f->slot]);
   item->frame.received_at = g_get_monotonic_time ();
+  item->frame.copy_waited = FALSE;
 
   /* from here, unreffing the memory releases the slot */
   item->type = CUDAIPC_CLIENT_ITEM_FRAME;

@@ -58,6 +58,9 @@ typedef struct
    * the client's alone: a frame handed out has none */
   CudaIpcCopyOrder *ordering;
   gint64 received_at;
+  gboolean copy_waited;         /* counted in copy_waits already: a wait that
+                                 * a caller's deadline cut short goes on in
+                                 * the next call, the same frame's */
 } CudaIpcClientFrame;
 
 typedef struct

@@ -957,6 +957,24 @@ GST_START_TEST (test_fence_page_orders_frames)
   cudaipc_client_item_clear (&b);
   expect_release (GEN, 0, 1);
   expect_release (GEN, 1, 2);
+
+  /* frame 3: the caller's deadline ends the first wait before the copy
+   * lands, the next call waits on for the same frame: one frame waited */
+  send_frame (0, 3);
+  later.slot = 0;
+  later.value = 3;
+  t = g_thread_new ("fence", signal_after_100ms, &later);
+  fail_unless_equals_int (cudaipc_client_receive_until (client, &a,
+          g_get_monotonic_time () + 20 * 1000, NULL), CUDAIPC_CLIENT_TIMEOUT);
+  receive_frame (&a);
+  g_thread_join (t);
+  assert_content (a.frame.memory, 3);
+  cudaipc_client_get_stats (client, &stats);
+  fail_unless_equals_uint64 (stats.copy_waits, 1);
+  fail_unless (stats.copy_wait_ns >= 90 * GST_MSECOND, "waited %"
+      G_GUINT64_FORMAT " ns", stats.copy_wait_ns);
+  cudaipc_client_item_clear (&a);
+  expect_release (GEN, 0, 3);
 }
 
 GST_END_TEST;
