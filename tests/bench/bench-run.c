@@ -110,31 +110,37 @@ parse_result (const gchar * line)
   return h;
 }
 
+/* The words of @wrapper (a command line, checked when the options were
+ * read) added to @a. */
+static void
+add_wrapper (GPtrArray * a, const gchar * wrapper)
+{
+  gchar **wrap = NULL;
+
+  if (wrapper == NULL || !g_shell_parse_argv (wrapper, NULL, &wrap, NULL))
+    return;
+  for (guint i = 0; wrap[i]; i++)
+    g_ptr_array_add (a, g_strdup (wrap[i]));
+  g_strfreev (wrap);
+}
+
 static gchar **
 child_argv (Row * row, const gchar * role, gint index)
 {
   GPtrArray *a = g_ptr_array_new ();
 
+  /* a consumer, C or Python, under --consumer-wrapper; the producer
+   * under --producer-wrapper */
+  add_wrapper (a, index >= 0 ? opts.wrapper : opts.producer_wrapper);
   if (index >= 0 && row->python) {
     const gchar *py = g_getenv ("CUDAIPC_BENCH_PYTHON");
 
     g_ptr_array_add (a, g_strdup (py ? py : "python3"));
     g_ptr_array_add (a, g_strdup (BENCH_PY_CONSUMER));
-    g_ptr_array_add (a, g_strdup (role));
-    goto args;
+  } else {
+    g_ptr_array_add (a, g_strdup (orch.exe));
   }
-  if (index >= 0 && opts.wrapper) {
-    gchar **wrap = NULL;
-
-    if (g_shell_parse_argv (opts.wrapper, NULL, &wrap, NULL)) {
-      for (guint i = 0; wrap[i]; i++)
-        g_ptr_array_add (a, g_strdup (wrap[i]));
-      g_strfreev (wrap);
-    }
-  }
-  g_ptr_array_add (a, g_strdup (orch.exe));
   g_ptr_array_add (a, g_strdup (role));
-args:
 #define ARG(k, ...) G_STMT_START { \
     g_ptr_array_add (a, g_strdup (k)); \
     g_ptr_array_add (a, g_strdup_printf (__VA_ARGS__)); \

@@ -197,8 +197,10 @@ static GOptionEntry entries[] = {
         "run, testing: SIGKILL consumer 0 of every row MS after it started",
       "MS"},
   {"consumer-wrapper", 0, 0, G_OPTION_ARG_STRING, &opts.wrapper,
-        "run, testing: command line to run consumers under (valgrind ...)",
-      "CMD"},
+        "run: command line to run consumers under, Python's too (valgrind, "
+        "taskset ...)", "CMD"},
+  {"producer-wrapper", 0, 0, G_OPTION_ARG_STRING, &opts.producer_wrapper,
+        "run: command line to run the producer under (taskset ...)", "CMD"},
   {"transport", 0, 0, G_OPTION_ARG_STRING, &opts.transport,
       "role: floor, floor-ring, cudaipc, shm or nvcodec", "T"},
   {"socket", 0, 0, G_OPTION_ARG_FILENAME, &opts.socket, "role: socket path",
@@ -423,6 +425,18 @@ main (int argc, char **argv)
         "--rate >= 0, --seconds >= 0, --idle-timeout >= 1, "
         "--grace-ms >= 1\n");
     return 2;
+  }
+  for (guint i = 0; i < 2; i++) {
+    const gchar *cmd = i == 0 ? opts.wrapper : opts.producer_wrapper;
+    g_autoptr (GError) werr = NULL;
+    gchar **words = NULL;
+
+    if (cmd != NULL && !g_shell_parse_argv (cmd, NULL, &words, &werr)) {
+      g_printerr ("--%s-wrapper: %s\n", i == 0 ? "consumer" : "producer",
+          werr->message);
+      return 2;
+    }
+    g_strfreev (words);
   }
 
   if (g_str_equal (role, "run")) {
