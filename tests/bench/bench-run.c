@@ -110,18 +110,12 @@ parse_result (const gchar * line)
   return h;
 }
 
-/* The words of @wrapper (a command line, checked when the options were
- * read) added to @a. */
+/* @words, a wrapper's (NULL: none), added to @a. */
 static void
-add_wrapper (GPtrArray * a, const gchar * wrapper)
+add_wrapper (GPtrArray * a, gchar ** words)
 {
-  gchar **wrap = NULL;
-
-  if (wrapper == NULL || !g_shell_parse_argv (wrapper, NULL, &wrap, NULL))
-    return;
-  for (guint i = 0; wrap[i]; i++)
-    g_ptr_array_add (a, g_strdup (wrap[i]));
-  g_strfreev (wrap);
+  for (guint i = 0; words && words[i]; i++)
+    g_ptr_array_add (a, g_strdup (words[i]));
 }
 
 static gchar **
@@ -131,7 +125,7 @@ child_argv (Row * row, const gchar * role, gint index)
 
   /* a consumer, C or Python, under --consumer-wrapper; the producer
    * under --producer-wrapper */
-  add_wrapper (a, index >= 0 ? opts.wrapper : opts.producer_wrapper);
+  add_wrapper (a, index >= 0 ? opts.consumer_wrap : opts.producer_wrap);
   if (index >= 0 && row->python) {
     const gchar *py = g_getenv ("CUDAIPC_BENCH_PYTHON");
 

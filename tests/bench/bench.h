@@ -60,6 +60,7 @@ typedef struct
   /* run */
   gchar *transports, *resolutions, *consumers, *output, *wrapper, *label;
   gchar *producer_wrapper;
+  gchar **consumer_wrap, **producer_wrap;      /* run: the wrappers' words */
   gchar *rates, *ipc_modes, *orderings, *rois_list;
   gboolean verbose, keep, dry_run, python_consumer, in_place;
   gboolean detections;          /* run, producer: --rois as analytics */

@@ -426,17 +426,17 @@ main (int argc, char **argv)
         "--grace-ms >= 1\n");
     return 2;
   }
+  /* split into words once, here, for every child */
   for (guint i = 0; i < 2; i++) {
     const gchar *cmd = i == 0 ? opts.wrapper : opts.producer_wrapper;
+    gchar ***words = i == 0 ? &opts.consumer_wrap : &opts.producer_wrap;
     g_autoptr (GError) werr = NULL;
-    gchar **words = NULL;
 
-    if (cmd != NULL && !g_shell_parse_argv (cmd, NULL, &words, &werr)) {
+    if (cmd != NULL && !g_shell_parse_argv (cmd, NULL, words, &werr)) {
       g_printerr ("--%s-wrapper: %s\n", i == 0 ? "consumer" : "producer",
           werr->message);
       return 2;
     }
-    g_strfreev (words);
   }
 
   if (g_str_equal (role, "run")) {
