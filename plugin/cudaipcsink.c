@@ -531,8 +531,13 @@ static gboolean
 gst_cu_ipc_sink_query (GstBaseSink * bsink, GstQuery * query)
 {
   GstCuIpcSink *self = GST_CU_IPC_SINK (bsink);
+  gint device_id;
 
-  if (cudaipc_slot_offer_context_query (self->offer, query))
+  GST_OBJECT_LOCK (self);
+  device_id = self->config.backend == CUDAIPC_BACKEND_HOST ? -1 :
+      self->config.device_id;
+  GST_OBJECT_UNLOCK (self);
+  if (cudaipc_slot_offer_context_query (self->offer, query, device_id))
     return TRUE;
   return GST_BASE_SINK_CLASS (parent_class)->query (bsink, query);
 }

@@ -537,7 +537,8 @@ gst_cu_ipc_src_query (GstBaseSrc * bsrc, GstQuery * query)
       query_latency (self, query))
     return TRUE;
 
-  if (cudaipc_output_handle_query (self->output, GST_ELEMENT (self), query))
+  if (cudaipc_output_handle_query (self->output, GST_ELEMENT (self), query,
+          cudaipc_reader_get_device_id (self->reader)))
     return TRUE;
   return GST_BASE_SRC_CLASS (gst_cu_ipc_src_parent_class)->query (bsrc, query);
 }

@@ -285,13 +285,33 @@ context_over_primary (gint device_id)
   return ctx;
 }
 
+/* One over the primary context of @device_id, set on @element and
+ * announced to the pipeline (have-context): a new reference, or NULL
+ * where libgstcuda cannot wrap a context or the device is not there. */
+static GObject *
+share_primary (GstElement * element, gint device_id, gint64 start)
+{
+  GstContext *context;
+  GObject *ctx = context_over_primary (device_id);
+
+  if (ctx == NULL)
+    return NULL;
+  context = lib.context_new_cuda_context (ctx);
+  gst_element_set_context (element, context);
+  gst_element_post_message (element,
+      gst_message_new_have_context (GST_OBJECT (element), context));
+  GST_INFO_OBJECT (element, "a GstCudaContext over device %d's primary "
+      "context, shared with the pipeline, in %" G_GINT64_FORMAT " us",
+      device_id, g_get_monotonic_time () - start);
+  return ctx;
+}
+
 GObject *
 cudaipc_gstcuda_find_or_make_context (GstElement * element, gint device_id,
     CudaIpcGstCudaGetContext get, gpointer data)
 {
   static const GstPadDirection order[] = { GST_PAD_SRC, GST_PAD_SINK };
   gint64 start = g_get_monotonic_time ();
-  GstContext *context;
   GObject *ctx;
 
   if ((ctx = get (data)) != NULL || !cudaipc_gstcuda_load ())
@@ -306,23 +326,39 @@ cudaipc_gstcuda_find_or_make_context (GstElement * element, gint device_id,
   if ((ctx = get (data)) != NULL)
     return ctx;
 
-  ctx = context_over_primary (device_id);
+  ctx = share_primary (element, device_id, start);
   if (ctx == NULL) {
     /* a new CUDA context of its own, the slow way */
     if (!lib.ensure_element_context (element, device_id, &ctx))
       return NULL;
     GST_INFO_OBJECT (element, "made a GstCudaContext for device %d in %"
         G_GINT64_FORMAT " us", device_id, g_get_monotonic_time () - start);
-    return ctx;
   }
-  context = lib.context_new_cuda_context (ctx);
-  gst_element_set_context (element, context);
-  gst_element_post_message (element,
-      gst_message_new_have_context (GST_OBJECT (element), context));
-  GST_INFO_OBJECT (element, "a GstCudaContext over device %d's primary "
-      "context, shared with the pipeline, in %" G_GINT64_FORMAT " us",
-      device_id, g_get_monotonic_time () - start);
   return ctx;
+}
+
+gboolean
+cudaipc_gstcuda_answer_context_query (GstElement * element, GstQuery * query,
+    gint device_id, CudaIpcGstCudaGetContext get, gpointer data)
+{
+  const gchar *type = NULL;
+  GObject *ctx;
+  gboolean answered;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT)
+    return FALSE;
+  gst_query_parse_context_type (query, &type);
+  if (g_strcmp0 (type, CUDAIPC_GSTCUDA_CONTEXT_TYPE) != 0 ||
+      !cudaipc_gstcuda_load ())
+    return FALSE;
+  /* the asker goes on to the bin and the application where we have none,
+   * and makes a CUDA context of its own last: ours costs less */
+  ctx = get (data);
+  if (ctx == NULL && device_id >= 0)
+    ctx = share_primary (element, device_id, g_get_monotonic_time ());
+  answered = ctx != NULL && lib.handle_context_query (element, query, ctx);
+  g_clear_object (&ctx);
+  return answered;
 }
 
 gboolean

@@ -95,6 +95,16 @@ typedef GObject *(*CudaIpcGstCudaGetContext) (gpointer data);
  * make, which a live stream would wait for. A new reference, or NULL. */
 GObject *cudaipc_gstcuda_find_or_make_context (GstElement * element,
     gint device_id, CudaIpcGstCudaGetContext get, gpointer data);
+/* An element's answer to a neighbour's context query for a CUDA context:
+ * the one @get finds, else one over the primary context of @device_id
+ * (-1: none), made now, set on @element and announced as
+ * cudaipc_gstcuda_find_or_make_context() does. So a CUDA element beside
+ * ours (a decoder upstream of a sink, cudaconvert downstream of a source)
+ * shares the context our slots are imported in instead of making a CUDA
+ * context of its own as it goes to READY. TRUE when answered. */
+gboolean cudaipc_gstcuda_answer_context_query (GstElement * element,
+    GstQuery * query, gint device_id, CudaIpcGstCudaGetContext get,
+    gpointer data);
 /* gst_cuda_handle_set_context() and gst_cuda_handle_context_query(), for
  * an element's set_context and query: TRUE when handled. */
 gboolean cudaipc_gstcuda_handle_set_context (GstElement * element,

@@ -327,16 +327,8 @@ cudaipc_output_set_context (CudaIpcOutput * o, GstElement * element,
 
 gboolean
 cudaipc_output_handle_query (CudaIpcOutput * o, GstElement * element,
-    GstQuery * query)
+    GstQuery * query, gint device_id)
 {
-  GObject *ctx;
-  gboolean handled;
-
-  if (GST_QUERY_TYPE (query) != GST_QUERY_CONTEXT)
-    return FALSE;
-  ctx = get_ctx (o);
-  handled = ctx != NULL &&
-      cudaipc_gstcuda_handle_context_query (element, query, ctx);
-  g_clear_object (&ctx);
-  return handled;
+  return cudaipc_gstcuda_answer_context_query (element, query, device_id,
+      get_ctx_of, o);
 }

@@ -66,8 +66,6 @@ gboolean cudaipc_output_decide (CudaIpcOutput * output, GstElement * element,
 GstBuffer *cudaipc_output_convert (CudaIpcOutput * output, GstBuffer * buf,
     GError ** error);
 
-/* An element's set_context() and context query: the pipeline's CUDA
- * context, for device @device_id. The query: TRUE when answered. */
 /* Whether every frame goes out copied already (CUDAIPC_OUTPUT_NAME_COPIED),
  * its slot given back at once. */
 gboolean cudaipc_output_copies (CudaIpcOutput * output);
@@ -87,9 +85,16 @@ GstBuffer *cudaipc_output_copy (CudaIpcOutput * output, GstElement * element,
  * made, copy() says why later. */
 void cudaipc_output_ready_copies (CudaIpcOutput * output,
     GstElement * element);
+/* An element's set_context() and context query: the pipeline's CUDA
+ * context, for device @device_id. A CUDA element downstream asks as it
+ * goes to READY, before this element has a context: it gets one over the
+ * device's primary context, made then, the one the slots are imported
+ * in, rather than making a CUDA context of its own
+ * (cudaipc_gstcuda_answer_context_query()). The query: TRUE when
+ * answered. */
 void cudaipc_output_set_context (CudaIpcOutput * output,
     GstElement * element, GstContext * context, gint device_id);
 gboolean cudaipc_output_handle_query (CudaIpcOutput * output,
-    GstElement * element, GstQuery * query);
+    GstElement * element, GstQuery * query, gint device_id);
 
 G_END_DECLS

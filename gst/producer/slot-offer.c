@@ -138,19 +138,27 @@ cudaipc_slot_offer_set_context (CudaIpcSlotOffer * offer,
 
   /* libgstcuda is loaded for its own context only */
   if (g_strcmp0 (gst_context_get_context_type (context),
-          CUDAIPC_GSTCUDA_CONTEXT_TYPE) == 0 && cudaipc_gstcuda_can_wrap ())
+          CUDAIPC_GSTCUDA_CONTEXT_TYPE) == 0)
     cudaipc_gstcuda_handle_set_context (offer->element, context, device_id,
         &offer->cuda_ctx);
 }
 
+static GObject *
+get_cuda_ctx (gpointer data)
+{
+  CudaIpcSlotOffer *offer = data;
+
+  return offer->cuda_ctx ? g_object_ref (offer->cuda_ctx) : NULL;
+}
+
 gboolean
-cudaipc_slot_offer_context_query (CudaIpcSlotOffer * offer, GstQuery * query)
+cudaipc_slot_offer_context_query (CudaIpcSlotOffer * offer, GstQuery * query,
+    gint device_id)
 {
   g_return_val_if_fail (offer != NULL, FALSE);
 
-  return GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT &&
-      cudaipc_gstcuda_handle_context_query (offer->element, query,
-      offer->cuda_ctx);
+  return cudaipc_gstcuda_answer_context_query (offer->element, query,
+      device_id, get_cuda_ctx, offer);
 }
 
 void

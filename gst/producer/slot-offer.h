@@ -60,14 +60,16 @@ void cudaipc_slot_offer_set_wait (CudaIpcSlotOffer * offer, gboolean wait,
     guint timeout_ms);
 
 /* For the element's set_context: takes a "gst.cuda.context" of device
- * @device_id where libgstcuda can wrap device memory. The element chains
- * up itself. */
+ * @device_id. The element chains up itself. */
 void cudaipc_slot_offer_set_context (CudaIpcSlotOffer * offer,
     GstContext * context, gint device_id);
-/* For the element's query: answers a context query with the offer's
- * context; TRUE when answered. */
+/* For the element's query: answers a context query for a CUDA context
+ * with the offer's, else with one over device @device_id's primary
+ * context made now (-1: the host backend, none), which the offer keeps:
+ * a decoder going to READY upstream shares the context the ring is in
+ * (cudaipc_gstcuda_answer_context_query()). TRUE when answered. */
 gboolean cudaipc_slot_offer_context_query (CudaIpcSlotOffer * offer,
-    GstQuery * query);
+    GstQuery * query, gint device_id);
 
 /* For render(), before @buf is published: where @buf is of an in-place
  * pool of ours that is not the last proposed (one of before a restart of
