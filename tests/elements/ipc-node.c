@@ -259,17 +259,25 @@ typedef struct
   guint fds;
   guint other_fds;              /* of them, those that are no socket and
                                  * no consumer's release page */
+  gchar *others;                /* what those are, ;-separated, sorted */
   guint64 rss_kb;
   guint64 gpu_free;
 } Resources;
 
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
 /* Open fds, and in @other those that are no socket (memfds, files, the
- * fds a peer sent): a consumer's connection closes between two samples,
- * the rest must match. */
+ * fds a peer sent), listed in @others: a consumer's connection closes
+ * between two samples, the rest must match. */
 static guint
-count_fds (guint * other)
+count_fds (guint * other, gchar ** others)
 {
   GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  GPtrArray *list = g_ptr_array_new_with_free_func (g_free);
   const gchar *name;
   guint n = 0;
 
@@ -282,11 +290,19 @@ count_fds (guint * other)
     /* a consumer's release page, like its socket, lives as long as its
      * connection */
     if (target && !g_str_has_prefix (target, "socket:") &&
-        !g_str_has_prefix (target, "/memfd:cudaipc-release"))
+        !g_str_has_prefix (target, "/memfd:cudaipc-release")) {
       (*other)++;
+      /* by what it is: numbers are reused; not the folder being read */
+      if (!g_str_has_suffix (target, "/fd"))
+        g_ptr_array_add (list, g_strdup (target));
+    }
   }
   if (dir)
     g_dir_close (dir);
+  g_ptr_array_sort (list, compare_names);
+  g_ptr_array_add (list, NULL);
+  *others = g_strjoinv (";", (gchar **) list->pdata);
+  g_ptr_array_unref (list);
   return n;
 }
 
@@ -320,7 +336,7 @@ sample_resources (Resources * r)
 {
   CudaIpcDevice *dev = NULL;
 
-  r->fds = count_fds (&r->other_fds);
+  r->fds = count_fds (&r->other_fds, &r->others);
   r->rss_kb = rss_kb ();
   r->gpu_free = 0;
   if (g_strstr_len (sink_props ? sink_props : "", -1, "backend=cuda"))
@@ -432,6 +448,7 @@ run_producer (const gchar * socket_path)
       sample_resources (&r);
       g_print ("sample gpu_free_at_%d=%" G_GUINT64_FORMAT "\n", i, r.gpu_free);
       fflush (stdout);
+      g_free (r.others);
     }
     maybe_die (i + 1);
   }
@@ -466,6 +483,12 @@ run_producer (const gchar * socket_path)
         " gpu_free_end=%" G_GUINT64_FORMAT "\n", steady.fds, end.fds,
         steady.other_fds, end.other_fds, steady.rss_kb, end.rss_kb,
         steady.gpu_free, end.gpu_free);
+    /* which they were: an fd open at the end that was not at the start
+     * is one that was never closed */
+    g_print ("resources-others start %s\nresources-others end %s\n",
+        steady.others, end.others);
+    g_free (steady.others);
+    g_free (end.others);
   }
 
   g_object_get (sink, "stats", &stats, NULL);
@@ -767,7 +790,8 @@ run_consumer (const gchar * socket_path)
  *   bad-version  a HELLO with protocol version 99
  *   bad-backend  a HELLO naming the other backend
  *   fd-junk      a SLOT, a message only a producer sends, with an fd that
- *                is no memory handle (/dev/null)
+ *                is no memory handle (/dev/null), once the producer's
+ *                frame 1 came: after its first resources sample
  *   mute         reads nothing for 3 s after the handshake (so it never
  *                releases the frames it is sent)
  * Prints "rogue mode=M closed=1" once the producer closed the connection
@@ -832,6 +856,21 @@ run_rogue (const gchar * socket_path)
   } else if (g_str_equal (mode, "mute")) {
     g_usleep (3 * G_USEC_PER_SEC);
   } else if (g_str_equal (mode, "fd-junk")) {
+    /* the producer samples its fds after frame 0 (--resources): an fd
+     * sent before could be open at both samples, and its leak unseen */
+    deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+    while (g_get_monotonic_time () < deadline) {
+      gboolean later = FALSE;
+
+      if (cudaipc_conn_wait (conn, 100) <= 0)
+        continue;
+      if (cudaipc_conn_recv (conn, &msg) < 0)
+        break;
+      later = msg.type == CUDAIPC_MSG_FRAME && msg.u.frame.offset >= 1;
+      cudaipc_msg_clear (&msg);
+      if (later)
+        break;
+    }
     /* a SLOT, which only a producer sends, with an fd attached */
     cudaipc_msg_init (&msg, CUDAIPC_MSG_SLOT);
     msg.u.slot.index = 0;
