@@ -371,15 +371,6 @@ cudaipc_gstcuda_handle_set_context (GstElement * element,
 }
 
 gboolean
-cudaipc_gstcuda_handle_context_query (GstElement * element, GstQuery * query,
-    GObject * ctx)
-{
-  if (ctx == NULL || !cudaipc_gstcuda_load ())
-    return FALSE;
-  return lib.handle_context_query (element, query, ctx);
-}
-
-gboolean
 cudaipc_gstcuda_is_pool (GstBufferPool * pool)
 {
   /* by name: a process whose library registered no such type has none,

@@ -105,12 +105,10 @@ GObject *cudaipc_gstcuda_find_or_make_context (GstElement * element,
 gboolean cudaipc_gstcuda_answer_context_query (GstElement * element,
     GstQuery * query, gint device_id, CudaIpcGstCudaGetContext get,
     gpointer data);
-/* gst_cuda_handle_set_context() and gst_cuda_handle_context_query(), for
- * an element's set_context and query: TRUE when handled. */
+/* gst_cuda_handle_set_context(), for an element's set_context: TRUE when
+ * handled. */
 gboolean cudaipc_gstcuda_handle_set_context (GstElement * element,
     GstContext * context, gint device_id, GObject ** ctx);
-gboolean cudaipc_gstcuda_handle_context_query (GstElement * element,
-    GstQuery * query, GObject * ctx);
 
 /* @pool is a GstCudaBufferPool (loads nothing). */
 gboolean cudaipc_gstcuda_is_pool (GstBufferPool * pool);
