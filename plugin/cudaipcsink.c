@@ -136,6 +136,7 @@ struct _GstCuIpcSink
   /* streaming thread, from start() to stop() */
   GstFlowReturn flushed;        /* what waiting for preroll gave */
   gboolean warned_metas;        /* that some were left out */
+  CudaIpcClockReading clocks;   /* the clock against CLOCK_MONOTONIC */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -177,7 +178,8 @@ capture_time (GstClockTime pts, gpointer user_data)
   GST_OBJECT_LOCK (self);
   segment = GST_BASE_SINK (self)->segment;
   GST_OBJECT_UNLOCK (self);
-  return cudaipc_timing_to_monotonic (GST_ELEMENT (self), &segment, pts);
+  return cudaipc_timing_to_monotonic (GST_ELEMENT (self), &self->clocks,
+      &segment, pts);
 }
 
 /* Flushing while waiting for a consumer or a slot: waits for preroll
@@ -372,6 +374,7 @@ gst_cu_ipc_sink_finalize (GObject * object)
   cudaipc_publisher_config_clear (&self->config);
   cudaipc_publisher_stats_clear (&self->last_stats);
   cudaipc_slot_offer_free (self->offer);
+  cudaipc_clock_reading_clear (&self->clocks);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -444,6 +447,7 @@ gst_cu_ipc_sink_stop (GstBaseSink * bsink)
   }
 
   cudaipc_slot_offer_reset_context (self->offer);
+  cudaipc_clock_reading_clear (&self->clocks);
   return TRUE;
 }
 

@@ -35,6 +35,7 @@ struct _CudaIpcDownstream
   gboolean pushed_any;          /* a buffer went out since reset() */
   gboolean segment_pending;     /* new_segment() since the last buffer */
   GQueue pending_events;        /* waiting for the next buffer */
+  CudaIpcClockReading clocks;   /* the clock against CLOCK_MONOTONIC */
 };
 
 CudaIpcDownstream *
@@ -58,6 +59,7 @@ cudaipc_downstream_reset (CudaIpcDownstream * d)
   d->segment_needs_offset = FALSE;
   d->have_offset = FALSE;
   d->last_pts = GST_CLOCK_TIME_NONE;
+  cudaipc_clock_reading_clear (&d->clocks);
 }
 
 void
@@ -186,7 +188,7 @@ offset_producer_segment (CudaIpcDownstream * d, const CudaIpcFrameMsg * f)
   if (!d->have_producer_segment)
     gst_segment_init (&d->producer_segment, GST_FORMAT_TIME);
   seg = d->producer_segment;
-  if (!cudaipc_timing_segment_offset (GST_ELEMENT (d->src), &seg,
+  if (!cudaipc_timing_segment_offset (GST_ELEMENT (d->src), &d->clocks, &seg,
           f->clock_time, f->pts, &offset))
     return;
   /* measured anew for each segment, the offset would differ by the
@@ -231,7 +233,8 @@ stamp_clock (CudaIpcDownstream * d, const CudaIpcFrameMsg * f, GstBuffer * buf)
     step = CLAMP (duration / 2, 1, CLOCK_STEP);
   if (GST_CLOCK_TIME_IS_VALID (d->last_pts))
     earliest = d->last_pts + step;
-  later = cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), f->clock_time,
+  later = cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), &d->clocks,
+      f->clock_time,
       earliest, f->pts, f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
   /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
   if (!GST_BUFFER_PTS_IS_VALID (buf))

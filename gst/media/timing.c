@@ -14,58 +14,93 @@ cudaipc_timing_sane (guint64 t)
   return t < (G_GUINT64_CONSTANT (1) << 62) ? t : GST_CLOCK_TIME_NONE;
 }
 
+void
+cudaipc_clock_reading_clear (CudaIpcClockReading * reading)
+{
+  gst_clear_object (&reading->clock);
+  reading->monotonic_minus_clock = 0;
+  reading->read_at = 0;
+}
+
+/* @element's base time, and how far CLOCK_MONOTONIC is ahead of its
+ * clock: from @reading where that is of the same clock and recent, else
+ * read now (and kept in @reading). FALSE without a clock. */
+static gboolean
+read_clocks (GstElement * element, CudaIpcClockReading * reading,
+    GstClockTime * base_time, gint64 * monotonic_minus_clock)
+{
+  GstClock *clock;
+  GstClockTime clock_now;
+  gint64 now = g_get_monotonic_time ();
+
+  GST_OBJECT_LOCK (element);
+  clock = element->clock;
+  *base_time = element->base_time;
+  if (clock != NULL && reading != NULL && clock == reading->clock &&
+      now >= reading->read_at &&
+      now - reading->read_at < CUDAIPC_CLOCK_READING_US) {
+    *monotonic_minus_clock = reading->monotonic_minus_clock;
+    GST_OBJECT_UNLOCK (element);
+    return TRUE;
+  }
+  if (clock != NULL)
+    gst_object_ref (clock);
+  GST_OBJECT_UNLOCK (element);
+  if (clock == NULL)
+    return FALSE;
+
+  clock_now = gst_clock_get_time (clock);
+  now = g_get_monotonic_time ();
+  *monotonic_minus_clock = now * 1000 - (gint64) clock_now;
+  if (reading != NULL) {
+    gst_object_replace ((GstObject **) & reading->clock, GST_OBJECT (clock));
+    reading->monotonic_minus_clock = *monotonic_minus_clock;
+    reading->read_at = now;
+  }
+  gst_object_unref (clock);
+  return TRUE;
+}
+
 GstClockTime
-cudaipc_timing_to_monotonic (GstElement * element, const GstSegment * segment,
+cudaipc_timing_to_monotonic (GstElement * element,
+    CudaIpcClockReading * reading, const GstSegment * segment,
     GstClockTime pts)
 {
-  GstClockTime rt = GST_CLOCK_TIME_NONE, base, now;
-  GstClock *clock;
-  gint64 mono, result;
+  GstClockTime rt, base;
+  gint64 ahead, result;
 
   if (!GST_CLOCK_TIME_IS_VALID (pts) || segment->format != GST_FORMAT_TIME)
     return GST_CLOCK_TIME_NONE;
   rt = gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts);
   if (!GST_CLOCK_TIME_IS_VALID (rt))
     return GST_CLOCK_TIME_NONE;
-
-  clock = gst_element_get_clock (element);
-  if (clock == NULL)
+  if (!read_clocks (element, reading, &base, &ahead))
     return GST_CLOCK_TIME_NONE;
-  base = gst_element_get_base_time (element);
-  now = gst_clock_get_time (clock);
-  mono = g_get_monotonic_time () * 1000;
-  gst_object_unref (clock);
 
-  result = (gint64) (rt + base) + (mono - (gint64) now);
+  result = (gint64) (rt + base) + ahead;
   return result >= 0 ? (GstClockTime) result : GST_CLOCK_TIME_NONE;
 }
 
 gboolean
-cudaipc_timing_running_time (GstElement * element, GstClockTime clock_time,
-    gint64 * running)
+cudaipc_timing_running_time (GstElement * element,
+    CudaIpcClockReading * reading, GstClockTime clock_time, gint64 * running)
 {
-  GstClock *clock;
-  GstClockTime base_time, clock_now;
-  gint64 mono_now;
+  GstClockTime base_time;
+  gint64 ahead;
 
   clock_time = cudaipc_timing_sane (clock_time);
   if (!GST_CLOCK_TIME_IS_VALID (clock_time))
     return FALSE;
-  clock = gst_element_get_clock (element);
-  if (clock == NULL)
+  if (!read_clocks (element, reading, &base_time, &ahead))
     return FALSE;
-  base_time = gst_element_get_base_time (element);
-  clock_now = gst_clock_get_time (clock);
-  mono_now = g_get_monotonic_time () * 1000;
-  gst_object_unref (clock);
 
-  *running = (gint64) clock_time - (mono_now - (gint64) clock_now) -
-      (gint64) base_time;
+  *running = (gint64) clock_time - ahead - (gint64) base_time;
   return TRUE;
 }
 
 GstClockTime
-cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
+cudaipc_timing_from_monotonic (GstElement * element,
+    CudaIpcClockReading * reading, GstClockTime clock_time,
     GstClockTime earliest, GstClockTime pts, GstClockTime dts,
     GstClockTime * out_pts, GstClockTime * out_dts)
 {
@@ -76,7 +111,7 @@ cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
   *out_dts = GST_CLOCK_TIME_NONE;
   pts = cudaipc_timing_sane (pts);
   dts = cudaipc_timing_sane (dts);
-  if (!cudaipc_timing_running_time (element, clock_time, &running))
+  if (!cudaipc_timing_running_time (element, reading, clock_time, &running))
     return 0;
 
   if (!GST_CLOCK_TIME_IS_VALID (earliest))
@@ -93,8 +128,8 @@ cudaipc_timing_from_monotonic (GstElement * element, GstClockTime clock_time,
 
 gboolean
 cudaipc_timing_segment_offset (GstElement * element,
-    const GstSegment * segment, GstClockTime clock_time, GstClockTime pts,
-    gint64 * offset)
+    CudaIpcClockReading * reading, const GstSegment * segment,
+    GstClockTime clock_time, GstClockTime pts, gint64 * offset)
 {
   gint64 here;
   guint64 there;
@@ -103,7 +138,7 @@ cudaipc_timing_segment_offset (GstElement * element,
   if (!GST_CLOCK_TIME_IS_VALID (pts) || segment->format != GST_FORMAT_TIME)
     return FALSE;
   /* signed: a frame from before this pipeline started is no exception */
-  if (!cudaipc_timing_running_time (element, clock_time, &here) ||
+  if (!cudaipc_timing_running_time (element, reading, clock_time, &here) ||
       gst_segment_to_running_time_full (segment, GST_FORMAT_TIME, pts,
           &there) != 1 ||
       !GST_CLOCK_TIME_IS_VALID (cudaipc_timing_sane (there)))

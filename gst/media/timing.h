@@ -11,7 +11,9 @@
  *   running_time = clock_time - base_time - (monotonic_now - clock_now)
  *
  * Any thread; the element's clock, base time and segment are read as they
- * are at the call.
+ * are at the call. Where the caller keeps a CudaIpcClockReading (one per
+ * stream, used by one thread at a time), the two clocks are read against
+ * each other only now and then instead of at every call.
  */
 #pragma once
 
@@ -19,19 +21,39 @@
 
 G_BEGIN_DECLS
 
+/* How far CLOCK_MONOTONIC is ahead of an element's clock, as last read.
+ * Read again where the element has another clock, and
+ * CUDAIPC_CLOCK_READING_US after the last reading: the system clock
+ * (most pipelines') is CLOCK_MONOTONIC itself, and another clock (a
+ * network clock, an audio device's) that drifts 100 ppm from it moves
+ * 10 us in that time. Zero-filled to start; cleared with
+ * cudaipc_clock_reading_clear(), which drops its clock. */
+#define CUDAIPC_CLOCK_READING_US (100 * G_TIME_SPAN_MILLISECOND)
+
+typedef struct
+{
+  GstClock *clock;              /* the clock read (a reference), or NULL */
+  gint64 monotonic_minus_clock; /* ns */
+  gint64 read_at;               /* g_get_monotonic_time() of the reading */
+} CudaIpcClockReading;
+
+void cudaipc_clock_reading_clear (CudaIpcClockReading * reading);
+
 /* The producer: @pts of @element's stream in @segment as a CLOCK_MONOTONIC
  * time, or GST_CLOCK_TIME_NONE (no valid PTS, not a time segment, no clock
  * yet). */
 GstClockTime cudaipc_timing_to_monotonic (GstElement * element,
-    const GstSegment * segment, GstClockTime pts);
+    CudaIpcClockReading * reading, const GstSegment * segment,
+    GstClockTime pts);
 
 /* The consumer: the running time in @element's pipeline of the
  * CLOCK_MONOTONIC time @clock_time (untrusted), negative for a moment
  * before the pipeline started. FALSE, @running untouched, without a clock
- * or a valid @clock_time. Each call reads the two clocks anew: two calls
- * for one moment may differ by a microsecond or so. */
+ * or a valid @clock_time. Without @reading (NULL) each call reads the
+ * two clocks anew: two calls for one moment may differ by a microsecond
+ * or so. */
 gboolean cudaipc_timing_running_time (GstElement * element,
-    GstClockTime clock_time, gint64 * running);
+    CudaIpcClockReading * reading, GstClockTime clock_time, gint64 * running);
 
 /* The consumer: a frame of the producer's @pts, @dts and @clock_time (all
  * as they came, untrusted) stamped in @element's running time, no earlier
@@ -43,8 +65,9 @@ gboolean cudaipc_timing_running_time (GstElement * element,
  * placed: 0 for most frames. Both GST_CLOCK_TIME_NONE, and 0 returned,
  * without a clock or a valid @clock_time. */
 GstClockTime cudaipc_timing_from_monotonic (GstElement * element,
-    GstClockTime clock_time, GstClockTime earliest, GstClockTime pts,
-    GstClockTime dts, GstClockTime * out_pts, GstClockTime * out_dts);
+    CudaIpcClockReading * reading, GstClockTime clock_time,
+    GstClockTime earliest, GstClockTime pts, GstClockTime dts,
+    GstClockTime * out_pts, GstClockTime * out_dts);
 
 /* The consumer, passthrough: how far the running time of a frame of @pts
  * in @segment (the producer's) is to be moved so that, in @element's
@@ -55,8 +78,8 @@ GstClockTime cudaipc_timing_from_monotonic (GstElement * element,
  * untouched, where that cannot be told yet (no clock, no valid time, not
  * a time segment, @pts outside @segment). */
 gboolean cudaipc_timing_segment_offset (GstElement * element,
-    const GstSegment * segment, GstClockTime clock_time, GstClockTime pts,
-    gint64 * offset);
+    CudaIpcClockReading * reading, const GstSegment * segment,
+    GstClockTime clock_time, GstClockTime pts, gint64 * offset);
 
 /* A time a peer sent, kept far from where signed arithmetic on it could
  * overflow: GST_CLOCK_TIME_NONE when 2^62 ns or more. */
