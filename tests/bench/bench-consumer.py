@@ -9,7 +9,10 @@ orchestrator's protocol as bench-consumer.c does: "ready", the commands
 "pushed N" on stdin, one "result ..." line, the latency samples (int64
 ns) in --samples; the figures are taken the same way (the latency from
 the frame's PTS, which the producer stamped on CLOCK_MONOTONIC, to its
-arrival here; CPU from getrusage).
+arrival here; CPU from getrusage). With $CUDAIPC_BENCH_STAGES set to a
+folder, it also writes there, as stages-PID.txt, where each measured
+frame's time went (next_frame, the array, the close, the loop between)
+and how often the process slept a frame.
 """
 import argparse
 import array
@@ -38,6 +41,27 @@ def percentile(sorted_samples, q):
         return -1
     rank = max(1, min(n, math.ceil(q * n)))
     return sorted_samples[rank - 1]
+
+
+def stage_report(path, stages, ru0, ru1, measured):
+    """$CUDAIPC_BENCH_STAGES: where a measured frame's time went, and how
+    often the process slept (voluntary context switches) a frame."""
+    names = ("next_frame", "array", "close", "between")
+    lines = []
+    for name, values in zip(names, stages):
+        values = sorted(values)
+        lines.append("%s p50 %.2f p90 %.2f us" % (
+            name, percentile(values, 0.5) / 1e3,
+            percentile(values, 0.9) / 1e3))
+    waits = sorted(stages[0])
+    slept = sum(1 for v in waits if v > 5000)
+    lines.append("next_frame over 5 us: %.3f of frames" %
+                 (slept / max(1, len(waits))))
+    lines.append("voluntary / involuntary switches a frame: %.3f / %.3f" % (
+        (ru1.ru_nvcsw - ru0.ru_nvcsw) / max(1, measured),
+        (ru1.ru_nivcsw - ru0.ru_nivcsw) / max(1, measured)))
+    with open(os.path.join(path, "stages-%d.txt" % os.getpid()), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def say(line):
@@ -77,6 +101,10 @@ def main():
     stdin_open = True
     polls = 0
     deadline = now_ns() + args.timeout * 10 ** 9
+    stages_dir = os.environ.get("CUDAIPC_BENCH_STAGES")
+    stages = ([], [], [], [])
+    ru0 = ru1 = None
+    t_closed = 0
 
     # the array libraries loaded (and torch's CUDA set up) before the
     # first frame: a frame held through an import of seconds would read
@@ -98,6 +126,7 @@ def main():
                             announce=args.announce, spin_us=args.spin_us)
     say("ready")
     while True:
+        t_next = now_ns()
         try:
             frame = cams.next_frame(timeout=0.05)
         except cudaipc.FrameTimeout:
@@ -126,8 +155,15 @@ def main():
                     make_array = numpy.asarray
             with frame:
                 arr = make_array(frame.planes[0])
+                t_array = now_ns()
                 stamp, index, last = frame.pts, frame.offset, frame.marker
                 del arr
+            if stages_dir and measured > 0:
+                stages[0].append(t - t_next)
+                stages[1].append(t_array - t)
+                stages[2].append(now_ns() - t_array)
+                stages[3].append(t_next - t_closed)
+            t_closed = now_ns()
             if last_index >= 0 and index <= last_index:
                 repeats += 1
                 received += 1
@@ -140,6 +176,7 @@ def main():
                 if measured == 0:
                     first_stamp = stamp if stamp is not None else t
                     cpu0 = cpu_ns()
+                    ru0 = resource.getrusage(resource.RUSAGE_SELF)
                 measured += 1
                 last_arrival = t
                 if stamp is not None and stamp <= t:
@@ -149,6 +186,7 @@ def main():
             if not done and (last or index + 1 >= args.warmup + args.frames):
                 done = True
                 cpu1 = cpu_ns()
+                ru1 = resource.getrusage(resource.RUSAGE_SELF)
                 ended = "last"
                 break
         # "pushed N": the producer has finished; looked for while frames
@@ -182,7 +220,10 @@ def main():
             break
     if not done:
         cpu1 = cpu_ns()
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
     cams.close()
+    if stages_dir and ru0 is not None:
+        stage_report(stages_dir, stages, ru0, ru1, measured)
 
     samples.sort()
     if args.samples:
