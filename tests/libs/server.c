@@ -17,6 +17,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -602,18 +603,28 @@ GST_END_TEST;
 
 /* Unwelcome neighbours */
 
-/* In a forked child of user 65534 (no CUDA in this suite: forking is
- * fine): once the parent has noted its pid, opens @n connections to @name,
- * counts those that got BYE of @reason within a second without sending
- * anything, writes the count to its end of @pair (pair[1]) and keeps the
- * connections open until the parent says go. With @hello it instead joins
- * with one connection and reports 1 when it got the ring's or any message
- * past the handshake. */
+/* The neighbour, a process of user 65534 (this program run again with
+ * --neighbour, neighbour_main()): once the parent has noted its pid, opens
+ * @n connections to @name, counts those that got BYE of @reason within a
+ * second without sending anything, writes the count to its end of @pair
+ * (pair[1]) and keeps the connections open until the parent says go. With
+ * @hello it instead joins with one connection and reports 1 when it got
+ * the ring's or any message past the handshake. The child execs at once:
+ * between fork() and exec() it makes only async-signal-safe calls, as the
+ * server's threads may hold a lock (malloc's, the sanitizer's) at the
+ * fork. */
 static pid_t
 spawn_neighbour (const int pair[2], const gchar * name, guint n,
     guint32 reason, gboolean hello)
 {
   int ctl = pair[1];
+  g_autofree gchar *n_arg = g_strdup_printf ("%u", n);
+  g_autofree gchar *reason_arg = g_strdup_printf ("%u", reason);
+  g_autofree gchar *ctl_arg = g_strdup_printf ("%d", ctl);
+  gchar *args[] = { (gchar *) "libs-server", (gchar *) "--neighbour",
+    (gchar *) name, n_arg, reason_arg, (gchar *) (hello ? "1" : "0"),
+    ctl_arg, NULL
+  };
   pid_t pid = fork ();
 
   fail_unless (pid >= 0);
@@ -627,52 +638,77 @@ spawn_neighbour (const int pair[2], const gchar * name, guint n,
 
   if (setgid (65534) != 0 || setuid (65534) != 0)
     _exit (2);
-  {
-    CudaIpcConn **conns = g_new0 (CudaIpcConn *, n);
-    guint32 count = 0;
-    char go;
+  if (fcntl (ctl, F_SETFD, 0) != 0)
+    _exit (6);
+  execv ("/proc/self/exe", args);
+  _exit (7);
+}
 
-    if (read (ctl, &go, 1) != 1)
-      _exit (5);
+/* The neighbour's side (spawn_neighbour()): NAME N REASON HELLO CTL. */
+static gint
+neighbour_main (gint argc, gchar ** argv)
+{
+  const gchar *name;
+  guint n;
+  guint32 reason, count = 0;
+  gboolean hello;
+  int ctl;
+  CudaIpcConn **conns;
+  char go;
 
-    for (guint i = 0; i < n; i++) {
-      int fd = -1, ret, tries = 0;
+  if (argc != 7)
+    return 8;
+  name = argv[2];
+  n = (guint) g_ascii_strtoull (argv[3], NULL, 10);
+  reason = (guint32) g_ascii_strtoull (argv[4], NULL, 10);
+  hello = strcmp (argv[5], "1") == 0;
+  ctl = (int) g_ascii_strtoll (argv[6], NULL, 10);
+  if (n == 0 || n > 1000 || ctl < 0)
+    return 8;
+  if (read (ctl, &go, 1) != 1)
+    return 5;
 
-      /* a full backlog: again, as a consumer would */
-      while ((ret = cudaipc_socket_connect (name, &fd)) == -EAGAIN &&
-          tries++ < 1000)
-        g_usleep (1000);
-      if (ret < 0)
-        _exit (3);
-      conns[i] = cudaipc_conn_new (fd);
-    }
-    for (guint i = 0; i < n; i++) {
-      CudaIpcMsg msg;
+  conns = g_new0 (CudaIpcConn *, n);
+  for (guint i = 0; i < n; i++) {
+    int fd = -1, ret, tries = 0;
 
-      if (cudaipc_conn_wait (conns[i], 1000) != 1 ||
-          cudaipc_conn_recv (conns[i], &msg) != 0)
-        continue;
-      if (hello && msg.type == CUDAIPC_MSG_HELLO) {
-        CudaIpcMsg h;
-
-        cudaipc_msg_init (&h, CUDAIPC_MSG_HELLO);
-        h.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
-        h.u.hello.backend = CUDAIPC_BACKEND_HOST;
-        h.u.hello.pid = getpid ();
-        h.u.hello.name = "neighbour";
-        if (cudaipc_conn_send (conns[i], &h) == 0)
-          count++;
-      } else if (!hello && msg.type == CUDAIPC_MSG_BYE &&
-          msg.u.bye.reason == reason) {
-        count++;
-      }
-      cudaipc_msg_clear (&msg);
-    }
-    if (write (ctl, &count, sizeof count) != sizeof count ||
-        read (ctl, &go, 1) != 1)
-      _exit (4);
-    _exit (0);
+    /* a full backlog: again, as a consumer would */
+    while ((ret = cudaipc_socket_connect (name, &fd)) == -EAGAIN &&
+        tries++ < 1000)
+      g_usleep (1000);
+    if (ret < 0)
+      return 3;
+    conns[i] = cudaipc_conn_new (fd);
   }
+  for (guint i = 0; i < n; i++) {
+    CudaIpcMsg msg;
+
+    if (cudaipc_conn_wait (conns[i], 1000) != 1 ||
+        cudaipc_conn_recv (conns[i], &msg) != 0)
+      continue;
+    if (hello && msg.type == CUDAIPC_MSG_HELLO) {
+      CudaIpcMsg h;
+
+      cudaipc_msg_init (&h, CUDAIPC_MSG_HELLO);
+      h.u.hello.version = CUDAIPC_PROTOCOL_VERSION;
+      h.u.hello.backend = CUDAIPC_BACKEND_HOST;
+      h.u.hello.pid = getpid ();
+      h.u.hello.name = "neighbour";
+      if (cudaipc_conn_send (conns[i], &h) == 0)
+        count++;
+    } else if (!hello && msg.type == CUDAIPC_MSG_BYE &&
+        msg.u.bye.reason == reason) {
+      count++;
+    }
+    cudaipc_msg_clear (&msg);
+  }
+  if (write (ctl, &count, sizeof count) != sizeof count ||
+      read (ctl, &go, 1) != 1)
+    return 4;
+  for (guint i = 0; i < n; i++)
+    cudaipc_conn_free (conns[i]);
+  g_free (conns);
+  return 0;
 }
 
 static guint32
@@ -2823,7 +2859,17 @@ server_suite (void)
   return s;
 }
 
+/* run again as its own neighbour (spawn_neighbour()) */
+static gint
+early (gint argc, gchar ** argv)
+{
+  if (argc > 1 && strcmp (argv[1], "--neighbour") == 0)
+    return neighbour_main (argc, argv);
+  return -1;
+}
+
 const CudaIpcTestMain cudaipc_test_main = {
   .name = "server",
   .suite = server_suite,
+  .early = early,
 };
