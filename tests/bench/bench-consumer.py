@@ -126,7 +126,8 @@ def main():
                             announce=args.announce, spin_us=args.spin_us)
     say("ready")
     while True:
-        t_next = now_ns()
+        if stages_dir:
+            t_next = now_ns()
         try:
             frame = cams.next_frame(timeout=0.05)
         except cudaipc.FrameTimeout:
@@ -155,15 +156,17 @@ def main():
                     make_array = numpy.asarray
             with frame:
                 arr = make_array(frame.planes[0])
-                t_array = now_ns()
+                if stages_dir:
+                    t_array = now_ns()
                 stamp, index, last = frame.pts, frame.offset, frame.marker
                 del arr
-            if stages_dir and measured > 0:
-                stages[0].append(t - t_next)
-                stages[1].append(t_array - t)
-                stages[2].append(now_ns() - t_array)
-                stages[3].append(t_next - t_closed)
-            t_closed = now_ns()
+            if stages_dir:
+                t_closed_before, t_closed = t_closed, now_ns()
+                if measured > 0:
+                    stages[0].append(t - t_next)
+                    stages[1].append(t_array - t)
+                    stages[2].append(t_closed - t_array)
+                    stages[3].append(t_next - t_closed_before)
             if last_index >= 0 and index <= last_index:
                 repeats += 1
                 received += 1
