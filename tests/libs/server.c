@@ -654,6 +654,7 @@ neighbour_main (gint argc, gchar ** argv)
   gboolean hello;
   int ctl;
   CudaIpcConn **conns;
+  gint status = 0;
   char go;
 
   if (argc != 7)
@@ -676,8 +677,10 @@ neighbour_main (gint argc, gchar ** argv)
     while ((ret = cudaipc_socket_connect (name, &fd)) == -EAGAIN &&
         tries++ < 1000)
       g_usleep (1000);
-    if (ret < 0)
-      return 3;
+    if (ret < 0) {
+      status = 3;
+      goto done;
+    }
     conns[i] = cudaipc_conn_new (fd);
   }
   for (guint i = 0; i < n; i++) {
@@ -704,11 +707,12 @@ neighbour_main (gint argc, gchar ** argv)
   }
   if (write (ctl, &count, sizeof count) != sizeof count ||
       read (ctl, &go, 1) != 1)
-    return 4;
+    status = 4;
+done:
   for (guint i = 0; i < n; i++)
     cudaipc_conn_free (conns[i]);
   g_free (conns);
-  return 0;
+  return status;
 }
 
 static guint32
