@@ -234,8 +234,8 @@ stamp_clock (CudaIpcDownstream * d, const CudaIpcFrameMsg * f, GstBuffer * buf)
   if (GST_CLOCK_TIME_IS_VALID (d->last_pts))
     earliest = d->last_pts + step;
   later = cudaipc_timing_from_monotonic (GST_ELEMENT (d->src), &d->clocks,
-      f->clock_time,
-      earliest, f->pts, f->dts, &GST_BUFFER_PTS (buf), &GST_BUFFER_DTS (buf));
+      f->clock_time, earliest, f->pts, f->dts, &GST_BUFFER_PTS (buf),
+      &GST_BUFFER_DTS (buf));
   /* without a clock (not PLAYING yet) do-timestamp may stamp the frame */
   if (!GST_BUFFER_PTS_IS_VALID (buf))
     return;
