@@ -12,7 +12,8 @@ the frame's PTS, which the producer stamped on CLOCK_MONOTONIC, to its
 arrival here; CPU from getrusage). With $CUDAIPC_BENCH_STAGES set to a
 folder, it also writes there, as stages-PID.txt, where each measured
 frame's time went (next_frame, the array, the close, the loop between)
-and how often the process slept a frame.
+and how often the process slept, its user and system CPU and its page
+faults a frame.
 """
 import argparse
 import array
@@ -45,7 +46,8 @@ def percentile(sorted_samples, q):
 
 def stage_report(path, stages, ru0, ru1, measured):
     """$CUDAIPC_BENCH_STAGES: where a measured frame's time went, and how
-    often the process slept (voluntary context switches) a frame."""
+    often the process slept (voluntary context switches), its user and
+    system CPU and its page faults a frame."""
     names = ("next_frame", "array", "close", "between")
     lines = []
     for name, values in zip(names, stages):
@@ -60,6 +62,12 @@ def stage_report(path, stages, ru0, ru1, measured):
     lines.append("voluntary / involuntary switches a frame: %.3f / %.3f" % (
         (ru1.ru_nvcsw - ru0.ru_nvcsw) / max(1, measured),
         (ru1.ru_nivcsw - ru0.ru_nivcsw) / max(1, measured)))
+    lines.append("user / system CPU us a frame: %.2f / %.2f" % (
+        (ru1.ru_utime - ru0.ru_utime) * 1e6 / max(1, measured),
+        (ru1.ru_stime - ru0.ru_stime) * 1e6 / max(1, measured)))
+    lines.append("minor / major page faults a frame: %.3f / %.3f" % (
+        (ru1.ru_minflt - ru0.ru_minflt) / max(1, measured),
+        (ru1.ru_majflt - ru0.ru_majflt) / max(1, measured)))
     with open(os.path.join(path, "stages-%d.txt" % os.getpid()), "w") as f:
         f.write("\n".join(lines) + "\n")
 
