@@ -446,11 +446,47 @@ cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
 /* The announce channel for a consumer that asked for it: sent on the
  * socket, and every later message goes through it. Where it cannot be
  * made, the messages stay on the socket: the consumer reads either. */
+/* The wake the channels of @uid's clients share (wake.h: one datagram
+ * wakes them all; a client can disturb only its own user's others). */
+static CudaIpcWake *
+wake_for_locked (CudaIpcServer * s, guint uid, GError ** error)
+{
+  CudaIpcWake *w;
+
+  for (GList * l = s->wakes; l; l = l->next) {
+    if (cudaipc_wake_get_uid (l->data) == uid)
+      return l->data;
+  }
+  w = cudaipc_wake_new (uid, error);
+  if (w)
+    s->wakes = g_list_prepend (s->wakes, w);
+  return w;
+}
+
+void
+cudaipc_server_prune_wakes_locked (CudaIpcServer * s)
+{
+  GList *l = s->wakes;
+
+  while (l) {
+    GList *next = l->next;
+
+    /* only ours left: no channel uses it */
+    if (cudaipc_wake_get_refcount (l->data) == 1) {
+      cudaipc_wake_unref (l->data);
+      s->wakes = g_list_delete_link (s->wakes, l);
+    }
+    l = next;
+  }
+}
+
 static gboolean
 open_channel_locked (CudaIpcServer * s, Client * c)
 {
   g_autoptr (GError) err = NULL;
-  CudaIpcChannel *ch = cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, &err);
+  CudaIpcWake *wake = wake_for_locked (s, c->uid, &err);
+  CudaIpcChannel *ch = wake ?
+      cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, wake, &err) : NULL;
   CudaIpcMsg msg;
 
   if (ch == NULL) {
@@ -461,7 +497,7 @@ open_channel_locked (CudaIpcServer * s, Client * c)
   cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
   msg.u.channel.capacity = cudaipc_channel_get_capacity (ch);
   msg.fds[0] = cudaipc_channel_get_memfd (ch);
-  msg.fds[1] = cudaipc_channel_get_eventfd (ch);
+  msg.fds[1] = cudaipc_channel_get_wake_fd (ch);
   msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
   if (!cudaipc_server_client_send_locked (s, c, &msg)) {
     cudaipc_channel_free (ch);

@@ -86,6 +86,7 @@ static void
 reap_clients_locked (CudaIpcServer * s, GPtrArray * notices)
 {
   GList *l = s->clients;
+  gboolean reaped = FALSE;
 
   while (l) {
     GList *next = l->next;
@@ -99,9 +100,12 @@ reap_clients_locked (CudaIpcServer * s, GPtrArray * notices)
         cudaipc_server_client_queue_notice (notices, NOTICE_LEFT, c, c->reason);
       s->clients = g_list_delete_link (s->clients, l);
       cudaipc_server_client_free (c);
+      reaped = TRUE;
     }
     l = next;
   }
+  if (reaped)
+    cudaipc_server_prune_wakes_locked (s);
 }
 
 /* "20 s", or "200 ms" for a time that is not whole seconds. */

@@ -26,6 +26,7 @@
 
 #include "producer/server.h"
 #include "wire/connection.h"
+#include "wire/wake.h"
 #include "ring/fence.h"
 #include "ring/ring.h"
 #include "ring/release-page.h"
@@ -117,6 +118,8 @@ struct _CudaIpcServer
   GMutex lock;
   GCond cond;                   /* slots freed, clients joined, flushing */
   GList *clients;               /* Client*, only the I/O thread frees them */
+  GList *wakes;                 /* CudaIpcWake*, one a user whose clients
+                                 * read through a channel (server-client.c) */
   guint next_client_id;
   gint64 client_timeout;        /* microseconds, 0: never */
   gint64 published_at[CUDAIPC_MAX_SLOTS];       /* monotonic, per slot */
@@ -266,6 +269,8 @@ Client *cudaipc_server_client_new_locked (CudaIpcServer * s, int fd,
 /* Closes @c's connection, after reading what it still sent where that
  * cannot block, and frees it. */
 void cudaipc_server_client_free (Client * c);
+/* Drops the wakes no client's channel uses any more. */
+void cudaipc_server_prune_wakes_locked (CudaIpcServer * s);
 /* Marks @c dead (its slots free again, the I/O thread frees it), after a
  * BYE of @bye_reason and @bye_text where @bye_text is set; @reason and
  * @warning are taken. */

@@ -129,6 +129,10 @@ cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
   if (s->tx_buf == NULL)
     s->tx_buf = g_malloc (CUDAIPC_MAX_MESSAGE);
   len = cudaipc_msg_build (&msg, 0, s->tx_buf, CUDAIPC_MAX_MESSAGE);
+  /* the channels' consumers that sleep are woken together, after the
+   * loop: one call for each user's, not one for each */
+  for (GList * l = s->wakes; l; l = l->next)
+    cudaipc_wake_hold (l->data);
   for (GList * l = s->clients; l; l = l->next) {
     Client *c = l->data;
 
@@ -144,6 +148,8 @@ cudaipc_server_publish_locked (CudaIpcServer * s, guint slot,
       c->sent++;
     }
   }
+  for (GList * l = s->wakes; l; l = l->next)
+    (void) cudaipc_wake_flush (l->data);
   return n_clients;
 }
 

@@ -236,6 +236,7 @@ cudaipc_server_unref (CudaIpcServer * s)
   g_warn_if_fail (s->stopped);
   /* the I/O thread freed every client before it ended */
   g_warn_if_fail (s->clients == NULL);
+  g_list_free_full (s->wakes, (GDestroyNotify) cudaipc_wake_unref);
   cudaipc_device_unref (s->dev);
   g_free (s->socket_name);
   g_free (s->name);

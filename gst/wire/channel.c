@@ -14,8 +14,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <gst/gst.h>
 
@@ -23,6 +24,7 @@
 #include "common/fdutil.h"
 #include "ring/shared-page.h"
 #include "wire/channel.h"
+#include "wire/wake.h"
 
 #define HEADER_SIZE 4096
 #define HEAD_OFFSET 0
@@ -42,7 +44,9 @@ struct _CudaIpcChannel
   gsize map_size;
   guint8 *data;
   guint capacity;
-  int memfd, eventfd;
+  int memfd;
+  CudaIpcWake *wake;            /* producer: wakes the consumer */
+  int wake_fd;                  /* consumer: its end of the wake */
   guint64 *head, *tail;         /* in the page */
   guint32 *sleeping;
   guint64 mine;                 /* producer: head; consumer: tail */
@@ -79,22 +83,23 @@ map_page (CudaIpcChannel * ch, GError ** error)
 }
 
 CudaIpcChannel *
-cudaipc_channel_new (guint capacity, GError ** error)
+cudaipc_channel_new (guint capacity, CudaIpcWake * wake, GError ** error)
 {
   CudaIpcChannel *ch;
 
   g_return_val_if_fail (capacity_ok (capacity), NULL);
+  g_return_val_if_fail (wake != NULL, NULL);
 
   ch = g_new0 (CudaIpcChannel, 1);
   ch->capacity = capacity;
-  ch->eventfd = -1;
+  ch->wake = cudaipc_wake_ref (wake);
+  ch->wake_fd = -1;
   ch->memfd = memfd_create ("cudaipc-channel", MFD_CLOEXEC |
       MFD_ALLOW_SEALING);
   if (ch->memfd < 0 || ftruncate (ch->memfd,
           (off_t) (HEADER_SIZE + (gsize) capacity)) < 0 ||
       fcntl (ch->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-          F_SEAL_SEAL) < 0 ||
-      (ch->eventfd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+          F_SEAL_SEAL) < 0) {
     int e = errno;
 
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
@@ -116,9 +121,9 @@ cudaipc_channel_get_memfd (CudaIpcChannel * ch)
 }
 
 int
-cudaipc_channel_get_eventfd (CudaIpcChannel * ch)
+cudaipc_channel_get_wake_fd (CudaIpcChannel * ch)
 {
-  return ch->eventfd;
+  return ch->wake ? cudaipc_wake_get_fd (ch->wake) : ch->wake_fd;
 }
 
 guint
@@ -163,38 +168,33 @@ cudaipc_channel_write (CudaIpcChannel * ch, const guint8 * msg, gsize len)
     memcpy (ch->data + off + RECORD_HEADER, msg, len);
   ch->mine += need;
   __atomic_store_n (ch->head, ch->mine, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n (ch->sleeping, __ATOMIC_SEQ_CST)) {
-    guint64 one = 1;
-
-    /* EAGAIN only at a count near 2^64: the consumer is awake anyway */
-    if (write (ch->eventfd, &one, sizeof (one)) < 0 && errno != EAGAIN)
-      return -errno;
-  }
+  /* a wake-up that cannot go (another consumer of the same user shut
+   * the shared end) is no fault of this consumer's */
+  if (__atomic_load_n (ch->sleeping, __ATOMIC_SEQ_CST))
+    (void) cudaipc_wake_request (ch->wake);
   return 0;
 }
 
 /* Consumer */
 
+/* The wake is only ever waited on, never read or written: it must be a
+ * datagram socket, whose readiness a queued datagram makes. */
 static gboolean
-is_eventfd (int fd)
+is_datagram_socket (int fd)
 {
-  g_autofree gchar *path = g_strdup_printf ("/proc/self/fd/%d", fd);
-  gchar target[64];
-  ssize_t n = readlink (path, target, sizeof (target) - 1);
+  struct stat st;
+  int type = 0;
+  socklen_t len = sizeof (type);
 
-  /* without /proc, the fd is only ever polled and read without blocking:
-   * another kind of file harms nothing but this connection */
-  if (n < 0)
-    return errno == ENOENT;
-  target[n] = '\0';
-  return g_str_equal (target, "anon_inode:[eventfd]");
+  return fstat (fd, &st) == 0 && S_ISSOCK (st.st_mode) &&
+      getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+      type == SOCK_DGRAM;
 }
 
 CudaIpcChannel *
-cudaipc_channel_open (int memfd, int eventfd, guint capacity, GError ** error)
+cudaipc_channel_open (int memfd, int wake_fd, guint capacity, GError ** error)
 {
   CudaIpcChannel *ch;
-  int flags;
 
   if (!capacity_ok (capacity)) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
@@ -206,21 +206,14 @@ cudaipc_channel_open (int memfd, int eventfd, guint capacity, GError ** error)
   if (!cudaipc_shared_page_check (memfd, "announce channel",
           HEADER_SIZE + (gsize) capacity, FALSE, error))
     goto fail;
-  if (!is_eventfd (eventfd)) {
+  if (!is_datagram_socket (wake_fd)) {
     g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the announce channel's second fd is not an eventfd");
-    goto fail;
-  }
-  /* read without blocking: a spurious wake-up finds it empty */
-  flags = fcntl (eventfd, F_GETFL);
-  if (flags < 0 || fcntl (eventfd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID,
-        "the announce channel's eventfd: %s", g_strerror (errno));
+        "the announce channel's second fd is not a datagram socket");
     goto fail;
   }
   ch = g_new0 (CudaIpcChannel, 1);
   ch->memfd = memfd;
-  ch->eventfd = eventfd;
+  ch->wake_fd = wake_fd;
   ch->capacity = capacity;
   if (!map_page (ch, error)) {
     cudaipc_channel_free (ch);
@@ -232,7 +225,7 @@ cudaipc_channel_open (int memfd, int eventfd, guint capacity, GError ** error)
 
 fail:
   cudaipc_close_fd (&memfd);
-  cudaipc_close_fd (&eventfd);
+  cudaipc_close_fd (&wake_fd);
   return NULL;
 }
 
@@ -308,13 +301,8 @@ cudaipc_channel_begin_wait (CudaIpcChannel * ch, guint spin_us)
 void
 cudaipc_channel_end_wait (CudaIpcChannel * ch)
 {
-  guint64 value;
-
+  /* the wake is never read: the producer drains it */
   __atomic_store_n (ch->sleeping, 0, __ATOMIC_RELAXED);
-  /* one read takes the whole count (not EFD_SEMAPHORE); EAGAIN where the
-   * wait ended for the socket, a timeout or a cancel */
-  if (read (ch->eventfd, &value, sizeof (value)) < 0) {
-  }
 }
 
 void
@@ -325,6 +313,7 @@ cudaipc_channel_free (CudaIpcChannel * ch)
   if (ch->map)
     munmap (ch->map, ch->map_size);
   cudaipc_close_fd (&ch->memfd);
-  cudaipc_close_fd (&ch->eventfd);
+  cudaipc_close_fd (&ch->wake_fd);
+  cudaipc_wake_unref (ch->wake);
   g_free (ch);
 }

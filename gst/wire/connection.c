@@ -71,7 +71,7 @@ struct _CudaIpcConn
   CudaIpcChannel *rx_channel;   /* consumer: messages come through it */
   gboolean rx_marked;           /* the next message is on the socket */
   guint spin_us;
-  int wait_fd;                  /* epoll: the socket and the eventfd */
+  int wait_fd;                  /* epoll: the socket and the wake */
 
   guint32 rx_seq;               /* sequence of the last message received */
   guint8 *rx_buf;               /* RX_SIZE bytes, from the first receive */
@@ -501,16 +501,26 @@ cudaipc_conn_set_rx_channel (CudaIpcConn * conn, CudaIpcChannel * ch,
     guint spin_us, GError ** error)
 {
   struct epoll_event ev = { 0, };
+  gboolean ok;
   int efd;
 
   g_return_val_if_fail (conn != NULL && ch != NULL, FALSE);
   g_return_val_if_fail (conn->rx_channel == NULL, FALSE);
 
   efd = epoll_create1 (EPOLL_CLOEXEC);
-  ev.events = EPOLLIN;
-  if (efd < 0 || epoll_ctl (efd, EPOLL_CTL_ADD, conn->fd, &ev) < 0 ||
-      epoll_ctl (efd, EPOLL_CTL_ADD, cudaipc_channel_get_eventfd (ch),
-          &ev) < 0) {
+  ok = efd >= 0;
+  if (ok) {
+    ev.events = EPOLLIN;
+    ok = epoll_ctl (efd, EPOLL_CTL_ADD, conn->fd, &ev) == 0;
+  }
+  if (ok) {
+    /* the wake is never read (channel.h): each datagram the producer
+     * sends is one event, which end_wait() takes */
+    ev.events = EPOLLIN | EPOLLET;
+    ok = epoll_ctl (efd, EPOLL_CTL_ADD, cudaipc_channel_get_wake_fd (ch),
+        &ev) == 0;
+  }
+  if (!ok) {
     int e = errno;
 
     cudaipc_close_fd (&efd);
@@ -549,8 +559,16 @@ cudaipc_conn_get_wait_fd (const CudaIpcConn * conn)
 void
 cudaipc_conn_end_wait (CudaIpcConn * conn)
 {
-  if (conn->rx_channel)
-    cudaipc_channel_end_wait (conn->rx_channel);
+  struct epoll_event ev[2];
+
+  if (conn->rx_channel == NULL)
+    return;
+  cudaipc_channel_end_wait (conn->rx_channel);
+  /* takes the wake's event, if one came: left there, it would end the
+   * next wait at once */
+  while (epoll_wait (conn->wait_fd, ev, G_N_ELEMENTS (ev), 0) < 0 &&
+      errno == EINTR) {
+  }
 }
 
 gboolean

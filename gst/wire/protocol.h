@@ -57,7 +57,7 @@ typedef enum
   CUDAIPC_BACKEND_AUTO = 2,
 } CudaIpcBackend;
 
-#define CUDAIPC_PROTOCOL_VERSION 4
+#define CUDAIPC_PROTOCOL_VERSION 5
 #define CUDAIPC_HEADER_SIZE 16
 /* where the header's sequence number is (a guint32, little endian) */
 #define CUDAIPC_HEADER_SEQ_OFFSET 8
@@ -98,7 +98,7 @@ typedef enum
                                          * shared memory (wire/channel.h) */
 #define CUDAIPC_CAPS_KNOWN (CUDAIPC_CAP_EVENTS | CUDAIPC_CAP_PEER | \
     CUDAIPC_CAP_FENCE | CUDAIPC_CAP_RELEASE_PAGE | CUDAIPC_CAP_CHANNEL)
-/* The fds a CHANNEL carries: the page's memfd, then the eventfd. */
+/* The fds a CHANNEL carries: the page's memfd, then the wake (wake.h). */
 #define CUDAIPC_CHANNEL_N_FDS 2
 
 /* RING flags */

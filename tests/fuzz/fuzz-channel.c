@@ -35,13 +35,16 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
 {
   static guint8 buf[CUDAIPC_MAX_MESSAGE + 1];
   CudaIpcChannel *tx, *rx;
+  CudaIpcWake *wake;
   guint8 *page;
   guint before;
 
   if (size < 16)
     return 0;
   before = fuzz_count_fds ();
-  tx = cudaipc_channel_new (CAPACITY, NULL);
+  wake = cudaipc_wake_new (0, NULL);
+  tx = wake ? cudaipc_channel_new (CAPACITY, wake, NULL) : NULL;
+  cudaipc_wake_unref (wake);
   if (tx == NULL)
     abort ();
   page = mmap (NULL, 4096 + CAPACITY, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -52,7 +55,7 @@ LLVMFuzzerTestOneInput (const guint8 * data, size_t size)
   memcpy (page, data, 8);
   memcpy (page + 64, data + 8, 8);
   rx = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)),
-      dup (cudaipc_channel_get_eventfd (tx)), CAPACITY, NULL);
+      dup (cudaipc_channel_get_wake_fd (tx)), CAPACITY, NULL);
   if (rx == NULL)
     abort ();
 

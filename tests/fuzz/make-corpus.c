@@ -256,8 +256,11 @@ static void
 channel_seed (const gchar * dir, const gchar * name, guint n, gsize skip)
 {
   static guint8 buf[CUDAIPC_MAX_MESSAGE];
-  CudaIpcChannel *tx = cudaipc_channel_new (4096, NULL);
+  CudaIpcWake *wake = cudaipc_wake_new (0, NULL);
+  CudaIpcChannel *tx = cudaipc_channel_new (4096, wake, NULL);
   guint8 *page, *seed;
+
+  cudaipc_wake_unref (wake);
   gchar *path;
 
   page = mmap (NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -3,10 +3,11 @@
  * The announce channel (wire/channel.h) under a connection over a
  * socketpair: messages through shared memory in order with those that go
  * on the socket behind a mark (fds, long ones), the ring wrapping and
- * filling, the wake-up through the eventfd, the peer's end, and each side
- * lied to by the other: a tail or a head that could not be, records that
- * do not fit, a message on the socket without its mark, a mark with no
- * message, fds that are not what CHANNEL says.
+ * filling, the wake-up (one for several channels, and none a consumer
+ * can make the producer block on), the peer's end, and each side lied to
+ * by the other: a tail or a head that could not be, records that do not
+ * fit, a message on the socket without its mark, a mark with no message,
+ * fds that are not what CHANNEL says.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -16,7 +17,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <gst/check/gstcheck.h>
 
@@ -30,6 +34,7 @@
 #define PAGE_TAIL 64
 
 static CudaIpcConn *prod, *cons;
+static CudaIpcWake *wake;
 static CudaIpcChannel *tx;      /* borrowed: prod owns it */
 static guint8 *page;            /* the test's own mapping of the page */
 
@@ -43,13 +48,15 @@ setup (void)
   fail_unless_equals_int (cudaipc_socket_pair (pair), 0);
   prod = cudaipc_conn_new (pair[0]);
   cons = cudaipc_conn_new (pair[1]);
-  tx = cudaipc_channel_new (CAPACITY, &err);
+  wake = cudaipc_wake_new (getuid (), &err);
+  fail_unless (wake != NULL, "%s", err ? err->message : "");
+  tx = cudaipc_channel_new (CAPACITY, wake, &err);
   fail_unless (tx != NULL, "%s", err ? err->message : "");
   page = mmap (NULL, 4096 + CAPACITY, PROT_READ | PROT_WRITE, MAP_SHARED,
       cudaipc_channel_get_memfd (tx), 0);
   fail_unless (page != MAP_FAILED);
   rx = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)),
-      dup (cudaipc_channel_get_eventfd (tx)), CAPACITY, &err);
+      dup (cudaipc_channel_get_wake_fd (tx)), CAPACITY, &err);
   fail_unless (rx != NULL, "%s", err ? err->message : "");
   cudaipc_conn_set_tx_channel (prod, tx);
   fail_unless (cudaipc_conn_set_rx_channel (cons, rx, 0, &err));
@@ -61,6 +68,7 @@ teardown (void)
   munmap (page, 4096 + CAPACITY);
   cudaipc_conn_free (prod);
   cudaipc_conn_free (cons);
+  g_clear_pointer (&wake, cudaipc_wake_unref);
   prod = cons = NULL;
 }
 
@@ -210,7 +218,7 @@ GST_START_TEST (test_wakes_a_sleeper)
   fail_unless_equals_int (poll (&pfd, 1, 1000), 1);
   cudaipc_conn_end_wait (cons);
   expect_event ("wake");
-  /* a spurious wake-up: the eventfd emptied, nothing to read */
+  /* a spurious wake-up: its event taken, nothing to read */
   fail_if (cudaipc_conn_begin_wait (cons, TRUE));
   send_event (prod, "again");
   fail_unless_equals_int (poll (&pfd, 1, 1000), 1);
@@ -223,6 +231,114 @@ GST_START_TEST (test_wakes_a_sleeper)
   fail_unless_equals_int (poll (&pfd, 1, 0), 0);
   fail_unless (cudaipc_conn_begin_wait (cons, TRUE));
   expect_event ("awake");
+}
+
+GST_END_TEST;
+
+/* Datagrams queued on the wake's consumer end, taken out. */
+static guint
+take_wakes (int fd)
+{
+  guint8 byte;
+  guint n = 0;
+
+  while (recv (fd, &byte, 1, MSG_DONTWAIT) == 1)
+    n++;
+  return n;
+}
+
+/* A consumer has its own copy of the wake's end, but the file is the
+ * producer's too: it clears O_NONBLOCK on it, tries to send on it, and
+ * sleeps for ever without taking a single event. The producer's wake-ups
+ * never block: once the queue is full it drains it, and every record
+ * goes on. */
+GST_START_TEST (test_wake_cannot_block_producer)
+{
+  int fd = dup (cudaipc_channel_get_wake_fd (tx));
+  guint8 byte = 1;
+  gchar text[32];
+
+  fail_unless_equals_int (fcntl (fd, F_SETFL, 0), 0);
+  fail_unless (send (fd, &byte, 1, MSG_DONTWAIT) < 0);
+  alarm (20);
+  for (guint i = 0; i < 20000; i++) {
+    /* asleep for every record */
+    fail_if (cudaipc_conn_begin_wait (cons, FALSE));
+    g_snprintf (text, sizeof (text), "r%u", i);
+    send_event (prod, text);
+    expect_event (text);
+  }
+  alarm (0);
+  fail_unless_equals_uint64 (cudaipc_wake_get_sent (wake), 20000);
+  fail_unless (cudaipc_wake_get_drains (wake) > 0);
+  cudaipc_conn_end_wait (cons);
+  close (fd);
+}
+
+GST_END_TEST;
+
+/* Two channels with one wake, both consumers asleep: held, the two
+ * records cost one datagram, and each consumer's edge-triggered wait
+ * sees it; not held, one each. */
+GST_START_TEST (test_one_wake_for_two)
+{
+  GError *err = NULL;
+  CudaIpcChannel *tx2, *rx2;
+  int ep[2], fd = cudaipc_wake_get_fd (wake);
+  struct epoll_event ev = { EPOLLIN | EPOLLET, };
+  guint8 rec[64];
+  gsize len;
+
+  tx2 = cudaipc_channel_new (CAPACITY, wake, &err);
+  fail_unless (tx2 != NULL, "%s", err ? err->message : "");
+  rx2 = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx2)),
+      dup (fd), CAPACITY, &err);
+  fail_unless (rx2 != NULL, "%s", err ? err->message : "");
+  for (guint i = 0; i < 2; i++) {
+    ep[i] = epoll_create1 (EPOLL_CLOEXEC);
+    fail_unless (epoll_ctl (ep[i], EPOLL_CTL_ADD, i ? cudaipc_channel_get_wake_fd
+            (rx2) : cudaipc_conn_get_wait_fd (cons), &ev) == 0);
+  }
+
+  fail_if (cudaipc_conn_begin_wait (cons, FALSE));
+  fail_if (cudaipc_channel_begin_wait (rx2, 0));
+  cudaipc_wake_hold (wake);
+  send_event (prod, "one");
+  fail_unless_equals_int (cudaipc_channel_write (tx2, (const guint8 *) "x",
+          1), 0);
+  fail_unless_equals_int (take_wakes (fd), 0);
+  fail_unless_equals_int (cudaipc_wake_flush (wake), 0);
+  fail_unless_equals_uint64 (cudaipc_wake_get_sent (wake), 1);
+  for (guint i = 0; i < 2; i++)
+    fail_unless_equals_int (epoll_wait (ep[i], &ev, 1, 1000), 1);
+  fail_unless_equals_int (take_wakes (fd), 1);
+  cudaipc_conn_end_wait (cons);
+  cudaipc_channel_end_wait (rx2);
+  expect_event ("one");
+  fail_unless_equals_int (cudaipc_channel_read (rx2, rec, sizeof (rec),
+          &len), CUDAIPC_CHANNEL_MESSAGE);
+
+  /* a flush with nothing asked sends nothing */
+  cudaipc_wake_hold (wake);
+  fail_unless_equals_int (cudaipc_wake_flush (wake), 0);
+  fail_unless_equals_uint64 (cudaipc_wake_get_sent (wake), 1);
+
+  /* not held: a datagram a sleeper */
+  fail_if (cudaipc_conn_begin_wait (cons, FALSE));
+  fail_if (cudaipc_channel_begin_wait (rx2, 0));
+  send_event (prod, "two");
+  fail_unless_equals_int (cudaipc_channel_write (tx2, (const guint8 *) "y",
+          1), 0);
+  fail_unless_equals_uint64 (cudaipc_wake_get_sent (wake), 3);
+  fail_unless_equals_int (take_wakes (fd), 2);
+  cudaipc_conn_end_wait (cons);
+  cudaipc_channel_end_wait (rx2);
+  expect_event ("two");
+
+  close (ep[0]);
+  close (ep[1]);
+  cudaipc_channel_free (rx2);
+  cudaipc_channel_free (tx2);
 }
 
 GST_END_TEST;
@@ -361,30 +477,47 @@ GST_START_TEST (test_open_checks)
 
   /* a capacity not a power of two */
   ch = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)),
-      dup (cudaipc_channel_get_eventfd (tx)), CAPACITY + 8, &err);
+      dup (cudaipc_channel_get_wake_fd (tx)), CAPACITY + 8, &err);
   fail_unless (ch == NULL);
   fail_unless (g_error_matches (err, CUDAIPC_ERROR, CUDAIPC_ERROR_INVALID));
   g_clear_error (&err);
   /* larger than the page */
   ch = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)),
-      dup (cudaipc_channel_get_eventfd (tx)), CAPACITY * 2, &err);
+      dup (cudaipc_channel_get_wake_fd (tx)), CAPACITY * 2, &err);
   fail_unless (ch == NULL);
   g_clear_error (&err);
   /* a memfd without seals */
   memfd = memfd_create ("unsealed", MFD_CLOEXEC);
   fail_unless (memfd >= 0 && ftruncate (memfd, 4096 + CAPACITY) == 0);
-  ch = cudaipc_channel_open (memfd, dup (cudaipc_channel_get_eventfd (tx)),
+  ch = cudaipc_channel_open (memfd, dup (cudaipc_channel_get_wake_fd (tx)),
       CAPACITY, &err);
   fail_unless (ch == NULL);
   fail_unless (strstr (err->message, "shrinking") != NULL, "%s",
       err->message);
   g_clear_error (&err);
-  /* a pipe for the eventfd */
+  /* a pipe for the wake */
   fail_unless_equals_int (pipe2 (fds, O_CLOEXEC), 0);
   ch = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)), fds[0],
       CAPACITY, &err);
   fail_unless (ch == NULL);
-  fail_unless (strstr (err->message, "eventfd") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "datagram socket") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  close (fds[1]);
+  /* an eventfd, which a consumer would have to read (and a producer
+   * could make that read block) */
+  ch = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)),
+      eventfd (0, EFD_CLOEXEC), CAPACITY, &err);
+  fail_unless (ch == NULL);
+  fail_unless (strstr (err->message, "datagram socket") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  /* a stream socket */
+  fail_unless_equals_int (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+          0, fds), 0);
+  ch = cudaipc_channel_open (dup (cudaipc_channel_get_memfd (tx)), fds[0],
+      CAPACITY, &err);
+  fail_unless (ch == NULL);
   g_clear_error (&err);
   close (fds[1]);
 }
@@ -401,6 +534,8 @@ channel_suite (void)
   tcase_add_test (tc, test_in_order_with_marked);
   tcase_add_test (tc, test_wraps_and_fills);
   tcase_add_test (tc, test_wakes_a_sleeper);
+  tcase_add_test (tc, test_wake_cannot_block_producer);
+  tcase_add_test (tc, test_one_wake_for_two);
   tcase_add_test (tc, test_peer_end_after_records);
   tcase_add_test (tc, test_consumer_lies_about_tail);
   tcase_add_test (tc, test_producer_lies_about_head);

@@ -701,14 +701,18 @@ static void
 send_channel (void)
 {
   GError *err = NULL;
-  CudaIpcChannel *ch = cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, &err);
+  CudaIpcWake *wake = cudaipc_wake_new (getuid (), &err);
+  CudaIpcChannel *ch;
   CudaIpcMsg msg;
 
+  fail_unless (wake != NULL, "%s", err ? err->message : "");
+  ch = cudaipc_channel_new (CUDAIPC_CHANNEL_CAPACITY, wake, &err);
+  cudaipc_wake_unref (wake);
   fail_unless (ch != NULL, "%s", err ? err->message : "");
   cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
   msg.u.channel.capacity = cudaipc_channel_get_capacity (ch);
   msg.fds[0] = cudaipc_channel_get_memfd (ch);
-  msg.fds[1] = cudaipc_channel_get_eventfd (ch);
+  msg.fds[1] = cudaipc_channel_get_wake_fd (ch);
   msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
   psend (&msg);
   cudaipc_conn_set_tx_channel (prod->conn, ch);
@@ -772,22 +776,22 @@ GST_END_TEST;
 GST_START_TEST (test_channel_unsealed)
 {
   CudaIpcMsg msg;
-  int memfd, efd;
+  int memfd, wake[2];
 
   connect_asking_channel ();
 
   memfd = memfd_create ("unsealed", MFD_CLOEXEC);
   fail_unless (memfd >= 0 && ftruncate (memfd, 4096 + 4096) == 0);
-  efd = eventfd (0, EFD_CLOEXEC);
-  fail_unless (efd >= 0);
+  fail_unless (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, wake) == 0);
   cudaipc_msg_init (&msg, CUDAIPC_MSG_CHANNEL);
   msg.u.channel.capacity = 4096;
   msg.fds[0] = memfd;
-  msg.fds[1] = efd;
+  msg.fds[1] = wake[1];
   msg.n_fds = CUDAIPC_CHANNEL_N_FDS;
   psend (&msg);
   close (memfd);
-  close (efd);
+  close (wake[0]);
+  close (wake[1]);
   expect_broken ("not sealed against shrinking");
 }
 

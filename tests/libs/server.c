@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2278,7 +2279,7 @@ GST_END_TEST;
 /* The CHANNEL a consumer that asked gets, read as a consumer does: every
  * later message comes through it. */
 static CudaIpcConn *
-join_with_channel (const gchar * name)
+join_with_channel_wake (const gchar * name, int *wake_fd)
 {
   guint32 offered = 0;
   CudaIpcConn *c = join_asking (name, CUDAIPC_CAP_CHANNEL, &offered);
@@ -2289,6 +2290,8 @@ join_with_channel (const gchar * name)
   fail_unless (offered & CUDAIPC_CAP_CHANNEL);
   recv_msg (c, &msg, CUDAIPC_MSG_CHANNEL);
   fail_unless_equals_int (msg.n_fds, CUDAIPC_CHANNEL_N_FDS);
+  if (wake_fd)
+    *wake_fd = dup (msg.fds[1]);
   ch = cudaipc_channel_open (msg.fds[0], msg.fds[1], msg.u.channel.capacity,
       &err);
   msg.fds[0] = msg.fds[1] = -1;
@@ -2297,6 +2300,12 @@ join_with_channel (const gchar * name)
   fail_unless (ch != NULL, "%s", err ? err->message : "?");
   fail_unless (cudaipc_conn_set_rx_channel (c, ch, 0, &err));
   return c;
+}
+
+static CudaIpcConn *
+join_with_channel (const gchar * name)
+{
+  return join_with_channel_wake (name, NULL);
 }
 
 static void
@@ -2395,6 +2404,60 @@ GST_START_TEST (test_channel_announces)
   }
   wait_released (s, "shm", 6);
   wait_released (s, "socket", 6);
+  cudaipc_conn_free (a);
+  cudaipc_conn_free (b);
+  cudaipc_server_free (s);
+}
+
+GST_END_TEST;
+
+/* Two consumers of one user that read through channels share one wake:
+ * with both asleep, a frame costs the producer one datagram, which wakes
+ * each; awake, none. */
+GST_START_TEST (test_channel_one_wake_per_user)
+{
+  CudaIpcServer *s = start_server (2);
+  int wa = -1, wb = -1;
+  CudaIpcConn *a = join_with_channel_wake ("a", &wa);
+  CudaIpcConn *b = join_with_channel_wake ("b", &wb);
+  CudaIpcConn *both[2] = { a, b };
+  CudaIpcFrameMsg sent, got;
+  struct stat sta, stb;
+  GError *err = NULL;
+  guint8 byte;
+  guint queued;
+
+  fail_unless (fstat (wa, &sta) == 0 && fstat (wb, &stb) == 0);
+  fail_unless (sta.st_ino == stb.st_ino && sta.st_dev == stb.st_dev);
+  fail_unless (cudaipc_server_set_caps (s, CAPS_SMALL, page, &err));
+  for (guint i = 0; i < 4; i++) {
+    gboolean asleep = i % 2 == 1;
+
+    for (guint k = 0; asleep && k < 2; k++)
+      fail_if (cudaipc_conn_begin_wait (both[k], FALSE));
+    sent = produce (s, page, (guint8) i);
+    for (guint k = 0; asleep && k < 2; k++) {
+      struct pollfd pfd = { cudaipc_conn_get_wait_fd (both[k]), POLLIN, 0 };
+
+      fail_unless_equals_int (poll (&pfd, 1, 1000), 1);
+    }
+    /* taken out only now: a wait looks for them when it wakes */
+    for (queued = 0; recv (wa, &byte, 1, MSG_DONTWAIT) == 1; queued++) {
+    }
+    fail_unless_equals_int (queued, asleep ? 1 : 0);
+    for (guint k = 0; k < 2; k++) {
+      cudaipc_conn_end_wait (both[k]);
+      if (i == 0)
+        expect_ring_slots_caps (both[k], 2);
+      expect_frame (both[k], &got);
+      fail_unless_equals_uint64 (got.seq, sent.seq);
+      send_release (both[k], got.generation, got.slot, got.seq);
+    }
+  }
+  wait_released (s, "a", 4);
+  wait_released (s, "b", 4);
+  close (wa);
+  close (wb);
   cudaipc_conn_free (a);
   cudaipc_conn_free (b);
   cudaipc_server_free (s);
@@ -2856,6 +2919,7 @@ server_suite (void)
   tcase_add_test (tc, test_fence_page_ordering);
   tcase_add_test (tc, test_channel_announces);
   tcase_add_test (tc, test_channel_consumer_breaks_tail);
+  tcase_add_test (tc, test_channel_one_wake_per_user);
   tcase_add_test (tc, test_release_page);
   tcase_add_test (tc, test_release_page_wake_across_rings);
   tcase_add_test (tc, test_consumers_cannot_write);
