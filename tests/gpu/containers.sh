@@ -9,7 +9,7 @@
 # bit-exact on their first connection, each ordered by the fence page, and
 # the producer must never synchronise on the host. The contained consumer
 # reads the producer's messages through shared memory (announce=
-# shared-memory: a memfd and an eventfd passed over the socket), the
+# shared-memory: a memfd and a wake-up socket passed over the socket), the
 # other on the socket.
 #
 # gpu suite: the cuda backend, frames from cudaupload, ordering=auto.
