@@ -13,7 +13,8 @@ arrival here; CPU from getrusage). With $CUDAIPC_BENCH_STAGES set to a
 folder, it also writes there, as stages-PID.txt, where each measured
 frame's time went (next_frame, the array, the close, the loop between)
 and how often the process slept, its user and system CPU and its page
-faults a frame.
+faults a frame; and, as a control, how long a fixed loop of plain Python
+takes every 256 frames, and the CPUs the process ran on.
 """
 import argparse
 import array
@@ -25,6 +26,11 @@ import sys
 import time
 
 import cudaipc
+
+
+# $CUDAIPC_BENCH_STAGES: the reference loop's length, and how often it runs
+REFERENCE_ITERATIONS = 1000
+REFERENCE_EVERY = 256
 
 
 def now_ns():
@@ -44,10 +50,31 @@ def percentile(sorted_samples, q):
     return sorted_samples[rank - 1]
 
 
-def stage_report(path, stages, ru0, ru1, measured):
+def reference_loop():
+    """A fixed loop of plain Python, no library call: ns an iteration.
+    Its time says how fast the core the consumer runs on is running this
+    process, whatever the frames do."""
+    t0 = time.perf_counter_ns()
+    x = 0
+    for i in range(REFERENCE_ITERATIONS):
+        x += i
+    return (time.perf_counter_ns() - t0) / REFERENCE_ITERATIONS
+
+
+def current_cpu():
+    """The CPU this process last ran on (/proc/self/stat, field 39)."""
+    try:
+        with open("/proc/self/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def stage_report(path, stages, ru0, ru1, measured, refs, cpus):
     """$CUDAIPC_BENCH_STAGES: where a measured frame's time went, and how
     often the process slept (voluntary context switches), its user and
-    system CPU and its page faults a frame."""
+    system CPU and its page faults a frame; and, as a control, the
+    reference loop's time and the CPUs it ran on."""
     names = ("next_frame", "array", "close", "between")
     lines = []
     for name, values in zip(names, stages):
@@ -68,6 +95,12 @@ def stage_report(path, stages, ru0, ru1, measured):
     lines.append("minor / major page faults a frame: %.3f / %.3f" % (
         (ru1.ru_minflt - ru0.ru_minflt) / max(1, measured),
         (ru1.ru_majflt - ru0.ru_majflt) / max(1, measured)))
+    refs = sorted(refs)
+    lines.append("reference loop p50 %.1f p90 %.1f ns an iteration "
+                 "(%d samples)" % (percentile(refs, 0.5),
+                                   percentile(refs, 0.9), len(refs)))
+    lines.append("CPUs it ran on: %s" % " ".join(
+        str(c) for c in sorted(set(cpus))))
     with open(os.path.join(path, "stages-%d.txt" % os.getpid()), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -111,6 +144,8 @@ def main():
     deadline = now_ns() + args.timeout * 10 ** 9
     stages_dir = os.environ.get("CUDAIPC_BENCH_STAGES")
     stages = ([], [], [], [])
+    refs = []
+    cpus = []
     ru0 = ru1 = None
     t_closed = 0
 
@@ -175,6 +210,12 @@ def main():
                     stages[1].append(t_array - t)
                     stages[2].append(t_closed - t_array)
                     stages[3].append(t_next - t_closed_before)
+                    if measured % REFERENCE_EVERY == 0:
+                        # t_closed is taken again after it: it lands in
+                        # no stage (about 0.1 us a frame of CPU, spread)
+                        refs.append(reference_loop())
+                        cpus.append(current_cpu())
+                        t_closed = now_ns()
             if last_index >= 0 and index <= last_index:
                 repeats += 1
                 received += 1
@@ -234,7 +275,7 @@ def main():
         ru1 = resource.getrusage(resource.RUSAGE_SELF)
     cams.close()
     if stages_dir and ru0 is not None:
-        stage_report(stages_dir, stages, ru0, ru1, measured)
+        stage_report(stages_dir, stages, ru0, ru1, measured, refs, cpus)
 
     samples.sort()
     if args.samples:
