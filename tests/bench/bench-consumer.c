@@ -8,15 +8,26 @@
  * N" (the producer has finished: nvcodec's sink sends no EOS while it
  * runs, and a consumer that got none of the frames ends there too), or no
  * frame for --idle-timeout before that. Latency samples go to --samples
- * as gint64 ns.
+ * as gint64 ns. With $CUDAIPC_BENCH_STAGES set to a folder, it also
+ * writes there, as control-c-PID.txt, how long a fixed loop took every
+ * 256 measured frames and the CPUs it ran on: the same control as the
+ * Python consumer's (bench-consumer.py), which tells a process that runs
+ * slower from a frame that costs more.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <sched.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
+
+/* the control loop's length, and how often it runs */
+#define CONTROL_ITERATIONS 20000
+#define CONTROL_EVERY 256
 
 typedef struct
 {
@@ -31,7 +42,76 @@ typedef struct
   gboolean counted;             /* (c) without the frame meta: arrivals */
   gchar *memory;                /* mem_type reaching the sink */
   GQueue held;                  /* --hold: the last frames, referenced */
+  GArray *control;              /* $CUDAIPC_BENCH_STAGES: gint64 ns a
+                                 * loop, NULL without */
+  GArray *control_cpus;         /* gint: the CPU after each */
 } Consumer;
+
+/* A fixed loop of integer work, no call: its time says how fast the CPU
+ * runs this process. */
+static gint64
+control_loop (void)
+{
+  volatile guint32 x = 1;
+  struct timespec t0, t1;
+
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  for (guint i = 0; i < CONTROL_ITERATIONS; i++)
+    x = x * 1664525u + 1013904223u;
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  return (t1.tv_sec - t0.tv_sec) * G_GINT64_CONSTANT (1000000000) +
+      (t1.tv_nsec - t0.tv_nsec);
+}
+
+static gint
+cmp_int64 (gconstpointer a, gconstpointer b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static gint
+cmp_int (gconstpointer a, gconstpointer b)
+{
+  return *(const gint *) a - *(const gint *) b;
+}
+
+/* The sample of rank ceil(q * n), q = num / den, of sorted @v. */
+static gint64
+rank_of (GArray * v, guint num, guint den)
+{
+  guint rank = (v->len * num + den - 1) / den;
+
+  return v->len ? g_array_index (v, gint64, MAX (rank, 1) - 1) : -1;
+}
+
+static void
+control_report (Consumer * c, const gchar * dir)
+{
+  GString *text = g_string_new (NULL);
+  gchar *path;
+
+  g_array_sort (c->control, cmp_int64);
+  g_array_sort (c->control_cpus, cmp_int);
+  g_string_append_printf (text, "control loop p50 %.2f p90 %.2f ns an "
+      "iteration (%u samples)\nCPUs it ran on:",
+      rank_of (c->control, 1, 2) / (double) CONTROL_ITERATIONS,
+      rank_of (c->control, 9, 10) / (double) CONTROL_ITERATIONS,
+      c->control->len);
+  for (guint i = 0; i < c->control_cpus->len; i++) {
+    gint cpu = g_array_index (c->control_cpus, gint, i);
+
+    if (i == 0 || cpu != g_array_index (c->control_cpus, gint, i - 1))
+      g_string_append_printf (text, " %d", cpu);
+  }
+  g_string_append_c (text, '\n');
+  path = g_strdup_printf ("%s/control-c-%d.txt", dir, (int) getpid ());
+  if (!g_file_set_contents (path, text->str, -1, NULL))
+    g_printerr ("consumer %d: could not write %s\n", opts.index, path);
+  g_free (path);
+  g_string_free (text, TRUE);
+}
 
 static GstPadProbeReturn
 consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
@@ -120,6 +200,13 @@ consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     }
     c->measured++;
     c->last_arrival = now;
+    if (c->control && c->measured % CONTROL_EVERY == 0) {
+      gint64 ns = control_loop ();
+      gint cpu = sched_getcpu ();
+
+      g_array_append_val (c->control, ns);
+      g_array_append_val (c->control_cpus, cpu);
+    }
     if (GST_CLOCK_TIME_IS_VALID (stamp) && (gint64) stamp <= now) {
       gint64 lat = now - (gint64) stamp;
 
@@ -181,6 +268,10 @@ bench_run_consumer (Transport t)
   g_mutex_init (&c.lock);
   c.samples = g_array_sized_new (FALSE, FALSE, sizeof (gint64), opts.frames);
   c.last_index = -1;
+  if (g_getenv ("CUDAIPC_BENCH_STAGES")) {
+    c.control = g_array_new (FALSE, FALSE, sizeof (gint64));
+    c.control_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
+  }
 
   pipeline = gst_pipeline_new ("consumer");
   switch (t) {
@@ -409,6 +500,11 @@ bench_run_consumer (Transport t)
       c.counted ? "counted" : "carried", c.memory ? c.memory : "none",
       driver_calls, copy_waits, copy_wait_ns, G_OBJECT_TYPE_NAME (c.src));
   bench_say (line);
+  if (c.control) {
+    control_report (&c, g_getenv ("CUDAIPC_BENCH_STAGES"));
+    g_array_unref (c.control);
+    g_array_unref (c.control_cpus);
+  }
   g_free (line);
   /* nvcodec's cudaipcsrc stops only once its server answers (a frame,
    * or EOS when the producer's sink stops): the orchestrator sends the
