@@ -44,7 +44,7 @@ typedef struct
   GQueue held;                  /* --hold: the last frames, referenced */
   GArray *control;              /* $CUDAIPC_BENCH_STAGES: gint64 ns a
                                  * loop, NULL without */
-  GArray *control_cpus;         /* gint: the CPU after each */
+  GArray *control_cpus;         /* gint64: the CPU after each */
 } Consumer;
 
 /* A fixed loop of integer work, no call: its time says how fast the CPU
@@ -63,47 +63,26 @@ control_loop (void)
       (t1.tv_nsec - t0.tv_nsec);
 }
 
-static gint
-cmp_int64 (gconstpointer a, gconstpointer b)
-{
-  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
-
-  return x < y ? -1 : x > y;
-}
-
-static gint
-cmp_int (gconstpointer a, gconstpointer b)
-{
-  return *(const gint *) a - *(const gint *) b;
-}
-
-/* The sample of rank ceil(q * n), q = num / den, of sorted @v. */
-static gint64
-rank_of (GArray * v, guint num, guint den)
-{
-  guint rank = (v->len * num + den - 1) / den;
-
-  return v->len ? g_array_index (v, gint64, MAX (rank, 1) - 1) : -1;
-}
-
 static void
 control_report (Consumer * c, const gchar * dir)
 {
   GString *text = g_string_new (NULL);
   gchar *path;
 
-  g_array_sort (c->control, cmp_int64);
-  g_array_sort (c->control_cpus, cmp_int);
+  const gint64 *ns = (const gint64 *) c->control->data;
+  const gint64 *cpus = (const gint64 *) c->control_cpus->data;
+
+  g_array_sort (c->control, bench_cmp_i64);
+  g_array_sort (c->control_cpus, bench_cmp_i64);
   g_string_append_printf (text, "control loop p50 %.2f p90 %.2f ns an "
       "iteration (%u samples)\nCPUs it ran on:",
-      rank_of (c->control, 1, 2) / (double) CONTROL_ITERATIONS,
-      rank_of (c->control, 9, 10) / (double) CONTROL_ITERATIONS,
-      c->control->len);
+      bench_percentile (ns, c->control->len, 0.50) /
+      (double) CONTROL_ITERATIONS,
+      bench_percentile (ns, c->control->len, 0.90) /
+      (double) CONTROL_ITERATIONS, c->control->len);
   for (guint i = 0; i < c->control_cpus->len; i++) {
-    gint cpu = g_array_index (c->control_cpus, gint, i);
-
-    if (i == 0 || cpu != g_array_index (c->control_cpus, gint, i - 1))
-      g_string_append_printf (text, " %d", cpu);
+    if (i == 0 || cpus[i] != cpus[i - 1])
+      g_string_append_printf (text, " %" G_GINT64_FORMAT, cpus[i]);
   }
   g_string_append_c (text, '\n');
   path = g_strdup_printf ("%s/control-c-%d.txt", dir, (int) getpid ());
@@ -202,7 +181,7 @@ consumer_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
     c->last_arrival = now;
     if (c->control && c->measured % CONTROL_EVERY == 0) {
       gint64 ns = control_loop ();
-      gint cpu = sched_getcpu ();
+      gint64 cpu = sched_getcpu ();
 
       g_array_append_val (c->control, ns);
       g_array_append_val (c->control_cpus, cpu);
@@ -270,7 +249,7 @@ bench_run_consumer (Transport t)
   c.last_index = -1;
   if (g_getenv ("CUDAIPC_BENCH_STAGES")) {
     c.control = g_array_new (FALSE, FALSE, sizeof (gint64));
-    c.control_cpus = g_array_new (FALSE, FALSE, sizeof (gint));
+    c.control_cpus = g_array_new (FALSE, FALSE, sizeof (gint64));
   }
 
   pipeline = gst_pipeline_new ("consumer");
