@@ -40,18 +40,12 @@ CudaIpcWake *
 cudaipc_wake_new (guint uid, GError ** error)
 {
   CudaIpcWake *w;
-  int sv[2];
+  int sv[2] = { -1, -1 };
 
+  /* shut so that nothing a consumer sends on its end can reach ours */
   if (socketpair (AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
-          sv) < 0) {
-    int e = errno;
-
-    g_set_error (error, CUDAIPC_ERROR, CUDAIPC_ERROR_IO,
-        "making the announce channel's wake-up: %s", g_strerror (e));
-    return NULL;
-  }
-  /* nothing a consumer sends on its end can reach ours */
-  if (shutdown (sv[0], SHUT_RD) < 0 || shutdown (sv[1], SHUT_WR) < 0) {
+          sv) < 0 || shutdown (sv[0], SHUT_RD) < 0 ||
+      shutdown (sv[1], SHUT_WR) < 0) {
     int e = errno;
 
     cudaipc_close_fds (sv, 2);
