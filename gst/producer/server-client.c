@@ -441,11 +441,6 @@ cudaipc_server_client_send_ring_locked (CudaIpcServer * s, Client * c)
   return cudaipc_server_client_send_caps_locked (s, c);
 }
 
-/* A client that just finished its handshake gets the ring, the caps, the
- * last segment and EOS; FALSE if it was dropped meanwhile. */
-/* The announce channel for a consumer that asked for it: sent on the
- * socket, and every later message goes through it. Where it cannot be
- * made, the messages stay on the socket: the consumer reads either. */
 /* The wake the channels of @uid's clients share (wake.h: one datagram
  * wakes them all; a client can disturb only its own user's others). */
 static CudaIpcWake *
@@ -480,6 +475,9 @@ cudaipc_server_prune_wakes_locked (CudaIpcServer * s)
   }
 }
 
+/* The announce channel for a consumer that asked for it: sent on the
+ * socket, and every later message goes through it. Where it cannot be
+ * made, the messages stay on the socket: the consumer reads either. */
 static gboolean
 open_channel_locked (CudaIpcServer * s, Client * c)
 {
@@ -509,6 +507,8 @@ open_channel_locked (CudaIpcServer * s, Client * c)
   return TRUE;
 }
 
+/* A client that just finished its handshake gets the ring, the caps, the
+ * last segment and EOS; FALSE if it was dropped meanwhile. */
 static gboolean
 welcome_locked (CudaIpcServer * s, Client * c)
 {
